@@ -1,0 +1,77 @@
+import Foundation
+
+/// The body of `POST /v1/downloads`: a proof of purchase and the product wanted.
+public struct GrantRequest: Codable, Sendable, Hashable {
+    /// The base64 receipt.
+    public var receiptData: String
+    /// The product to download.
+    public var productID: String
+
+    /// Creates a request.
+    public init(receiptData: String, productID: String) {
+        self.receiptData = receiptData
+        self.productID = productID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case receiptData = "receipt-data"
+        case productID = "product_id"
+    }
+}
+
+/// One file a grant lets the client download.
+public struct GrantFile: Codable, Sendable, Hashable {
+    /// The path inside the product, e.g. `Contents/issue.pdf`.
+    public var path: String
+    /// The exact size in bytes.
+    public var length: Int64
+    /// The lowercase hex SHA-256 of the file.
+    public var sha256: String
+    /// The server-relative URL to fetch it from, e.g. `/v1/content/<product>/<version>/Contents/issue.pdf`.
+    public var url: String
+
+    /// Creates a file entry.
+    public init(path: String, length: Int64, sha256: String, url: String) {
+        self.path = path
+        self.length = length
+        self.sha256 = sha256
+        self.url = url
+    }
+}
+
+/// The answer to `POST /v1/downloads`: a short-lived permission to fetch one version of one product.
+public struct Grant: Codable, Sendable, Hashable {
+    /// The product granted.
+    public var productID: String
+    /// The version whose files are listed.
+    public var contentVersion: String
+    /// The sum of the files' lengths.
+    public var totalLength: Int64
+    /// When `token` stops opening content; ask again with the same receipt after that.
+    public var expiresAt: Date
+    /// The bearer token for content requests. Opaque; never log it.
+    public var token: String
+    /// The files of this version.
+    public var files: [GrantFile]
+
+    /// Creates a grant.
+    public init(
+        productID: String, contentVersion: String, totalLength: Int64, expiresAt: Date, token: String,
+        files: [GrantFile]
+    ) {
+        self.productID = productID
+        self.contentVersion = contentVersion
+        self.totalLength = totalLength
+        self.expiresAt = expiresAt
+        self.token = token
+        self.files = files
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case productID = "product_id"
+        case contentVersion = "content_version"
+        case totalLength = "total_length"
+        case expiresAt = "expires_at"
+        case token, files
+    }
+}

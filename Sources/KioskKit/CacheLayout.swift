@@ -1,0 +1,65 @@
+import Foundation
+
+/// Where things live under the cache root.
+///
+/// ```
+/// <root>/journal.json            the journal (and journal.prev.json, the previous good copy)
+/// <root>/catalog.json            the last catalog answers with their ETags
+/// <root>/Staging/<product_id>/   files being downloaded (`<path>.part`, then `<path>` once verified)
+/// <root>/Content/<product_id>/<version>/<path>   installed content
+/// ```
+public struct CacheLayout: Sendable, Hashable {
+    /// The cache root.
+    public let root: URL
+
+    /// Creates a layout under `root`.
+    public init(root: URL) { self.root = root.standardizedFileURL }
+
+    /// The default cache root: `…/Caches/Kiosk` on Apple platforms, `$XDG_CACHE_HOME/kiosk` or `~/.cache/kiosk`
+    /// elsewhere.
+    public static var defaultRoot: URL {
+        #if canImport(Darwin)
+        let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+            ?? URL(fileURLWithPath: NSTemporaryDirectory())
+        return caches.appendingPathComponent("Kiosk", isDirectory: true)
+        #else
+        let environment = ProcessInfo.processInfo.environment
+        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+            return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("kiosk", isDirectory: true)
+        }
+        let home = environment["HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
+            ?? FileManager.default.homeDirectoryForCurrentUser
+        return home.appendingPathComponent(".cache/kiosk", isDirectory: true)
+        #endif
+    }
+
+    /// The journal file.
+    public var journal: URL { root.appendingPathComponent("journal.json") }
+    /// The cached catalog answers.
+    public var catalogCache: URL { root.appendingPathComponent("catalog.json") }
+    /// The staging folder of all downloads.
+    public var stagingRoot: URL { root.appendingPathComponent("Staging", isDirectory: true) }
+    /// The folder of all installed content.
+    public var contentRoot: URL { root.appendingPathComponent("Content", isDirectory: true) }
+
+    /// The staging folder of one product.
+    public func staging(productID: String) -> URL {
+        stagingRoot.appendingPathComponent(productID, isDirectory: true)
+    }
+
+    /// A verified file in staging.
+    public func stagedFile(productID: String, path: String) -> URL {
+        staging(productID: productID).appendingPathComponent(path)
+    }
+
+    /// A partial file in staging (`<path>.part`).
+    public func partFile(productID: String, path: String) -> URL {
+        staging(productID: productID).appendingPathComponent(path + ".part")
+    }
+
+    /// The installed folder of one version of a product.
+    public func content(productID: String, version: String) -> URL {
+        contentRoot.appendingPathComponent(productID, isDirectory: true)
+            .appendingPathComponent(version, isDirectory: true)
+    }
+}

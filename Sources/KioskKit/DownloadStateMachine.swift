@@ -1,0 +1,176 @@
+import Foundation
+
+/// The lifecycle of one download as an explicit state machine.
+///
+/// Each mutating method is an event; it changes ``state`` and returns the ``Action`` the owner must carry out.
+/// There is no I/O in here: the ``KioskClient`` does what the actions say. An event that is not allowed in the
+/// current state leaves the state unchanged and returns ``Action/rejected(_:)``.
+///
+/// ```
+/// waiting ──start──▶ active ──transferCompleted──▶ verifying ──installed──▶ finished
+///    ▲                 │  ╲──transientFailure──▶ waitingToRetry ──retryDue──▶ waiting
+///    │                 │   ╲─permanentFailure──▶ failed
+///    └────resume─── paused ◀──pause / outOfSpace──┘
+/// any non-terminal ──cancel──▶ cancelled
+/// ```
+public struct DownloadStateMachine: Sendable, Hashable {
+    /// What the owner must do after an event.
+    public enum Action: Sendable, Hashable {
+        /// Nothing to do (the event changed nothing that needs work).
+        case none
+        /// Offer the download to the queue: it starts when a slot is free.
+        case enqueue
+        /// Start (or restart) the transfer from the bytes on disk.
+        case startTransfer
+        /// Stop the running transfer, keep the bytes.
+        case stopTransfer
+        /// Stop the running transfer, if any, and delete the download's bytes.
+        case stopTransferAndDeleteBytes
+        /// Arm a timer that sends ``retryDue()`` at the date.
+        case scheduleRetry(at: Date)
+        /// Check and move the finished files into place.
+        case verifyAndInstall
+        /// Tell the app the content is installed.
+        case reportInstalled
+        /// Tell the app the download failed.
+        case reportFailure(KioskError)
+        /// The event is not allowed in this state; nothing changed.
+        case rejected(String)
+    }
+
+    /// The current state.
+    public private(set) var state: DownloadState
+    /// Transient failures since the last successful progress (drives the backoff).
+    public private(set) var attempt: Int
+    /// How many transient failures in a row are retried before the download fails.
+    public let maximumAttempts: Int
+
+    /// Creates a machine, by default in ``DownloadState/waiting``.
+    public init(state: DownloadState = .waiting, attempt: Int = 0, maximumAttempts: Int = 8) {
+        self.state = state
+        self.attempt = attempt
+        self.maximumAttempts = maximumAttempts
+    }
+
+    /// The queue gives the download a slot: `waiting` → `active`.
+    public mutating func start() -> Action {
+        guard case .waiting = state else { return reject("start") }
+        state = .active
+        return .startTransfer
+    }
+
+    /// The app pauses, or the disk is full: `waiting`/`active`/`waitingToRetry` → `paused(reason)`.
+    /// Pausing an already paused download changes its reason only.
+    public mutating func pause(_ reason: PauseReason) -> Action {
+        switch state {
+        case .active:
+            state = .paused(reason)
+            return .stopTransfer
+        case .waiting, .waitingToRetry, .paused:
+            state = .paused(reason)
+            return .none
+        default:
+            return reject("pause")
+        }
+    }
+
+    /// The app resumes: `paused`/`failed` → `waiting`. The attempt count starts over.
+    public mutating func resume() -> Action {
+        switch state {
+        case .paused, .failed:
+            state = .waiting
+            attempt = 0
+            return .enqueue
+        case .waiting, .active, .waitingToRetry, .verifying:
+            return .none
+        default:
+            return reject("resume")
+        }
+    }
+
+    /// The transfer made progress: the attempt count starts over. Valid only while active.
+    public mutating func madeProgress() {
+        if case .active = state { attempt = 0 }
+    }
+
+    /// The transfer stopped with an error while active.
+    ///
+    /// - Insufficient storage → `paused(.insufficientStorage)` (bytes kept).
+    /// - A transient error, attempts left → `waitingToRetry(until: now + delay)`.
+    /// - Anything else, or too many attempts → `failed(error)`.
+    public mutating func transferFailed(_ error: KioskError, now: Date, policy: RetryPolicy,
+                                        random: Double = Double.random(in: 0...1)) -> Action {
+        guard case .active = state else { return reject("transferFailed") }
+        if case .insufficientStorage = error {
+            state = .paused(.insufficientStorage)
+            return .none
+        }
+        if error.isTransient && attempt + 1 < maximumAttempts {
+            attempt += 1
+            var retryAfter: Double? = nil
+            if case .server(_, _, _, let seconds) = error { retryAfter = seconds }
+            let until = now.addingTimeInterval(policy.delay(attempt: attempt, retryAfter: retryAfter, random: random))
+            state = .waitingToRetry(until: until, attempt: attempt)
+            return .scheduleRetry(at: until)
+        }
+        state = .failed(error)
+        return .reportFailure(error)
+    }
+
+    /// The retry timer fired: `waitingToRetry` → `waiting`.
+    public mutating func retryDue() -> Action {
+        guard case .waitingToRetry = state else { return reject("retryDue") }
+        state = .waiting
+        return .enqueue
+    }
+
+    /// Every file is downloaded: `active` → `verifying`.
+    public mutating func transferCompleted() -> Action {
+        guard case .active = state else { return reject("transferCompleted") }
+        state = .verifying
+        return .verifyAndInstall
+    }
+
+    /// The content is verified and in place: `verifying` → `finished`.
+    public mutating func installed() -> Action {
+        guard case .verifying = state else { return reject("installed") }
+        state = .finished
+        attempt = 0
+        return .reportInstalled
+    }
+
+    /// Verification or installation failed: `verifying` → `failed`.
+    public mutating func verificationFailed(_ error: KioskError) -> Action {
+        guard case .verifying = state else { return reject("verificationFailed") }
+        state = .failed(error)
+        return .reportFailure(error)
+    }
+
+    /// The app cancels: any state but `finished`/`cancelled` → `cancelled`; the bytes are deleted.
+    public mutating func cancel() -> Action {
+        switch state {
+        case .finished, .cancelled: return reject("cancel")
+        default:
+            state = .cancelled
+            return .stopTransferAndDeleteBytes
+        }
+    }
+
+    /// After a relaunch, a download that was `active`, `verifying` or `waitingToRetry` goes back to `waiting`
+    /// so that it resumes from the bytes on disk.
+    public mutating func recoverAfterLaunch() -> Action {
+        switch state {
+        case .active, .verifying, .waitingToRetry:
+            state = .waiting
+            return .enqueue
+        case .waiting:
+            return .enqueue
+        default:
+            return .none
+        }
+    }
+
+    private func reject(_ event: String) -> Action {
+        .rejected("\(event) is not allowed while \(state.name)")
+    }
+}

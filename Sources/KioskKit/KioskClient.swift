@@ -1,0 +1,735 @@
+import Foundation
+import KioskCore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The client of a Kiosk server: catalog, receipts, and a download queue that turns purchases into verified
+/// content in the app's caches directory.
+///
+/// ```swift
+/// let kiosk = try await KioskClient(serverURL: URL(string: "https://kiosk.example.com")!)
+/// let id = try await kiosk.enqueue(productID: "com.example.kiosk.magazine.2026-11", receipt: receipt)
+/// let content = try await kiosk.waitUntilInstalled(productID: "com.example.kiosk.magazine.2026-11")
+/// // deliver content.directory to the user, then finish the store transaction
+/// ```
+///
+/// Downloads are identified by product and version, never by URL. Their state is journaled in the cache root
+/// at every change, so a new client on the same root (after a crash, a kill or ``close()``) resumes every
+/// unfinished download from the bytes on disk.
+public actor KioskClient {
+    /// Tunables of a client.
+    public struct Configuration: Sendable {
+        /// How many downloads run at once (default 2).
+        public var maximumConcurrentDownloads: Int = 2
+        /// How transient failures are retried.
+        public var retryPolicy = RetryPolicy()
+        /// The idle timeout of requests, in seconds.
+        public var requestTimeout: TimeInterval = 60
+        /// Opens partial files for writing; replace it to simulate a full disk.
+        public var fileWriterFactory: FileWriterFactory = .posix
+        /// Free bytes on the cache volume; replace it to simulate a small disk.
+        public var availableSpace: @Sendable (URL) -> Int64? = { DiskSpace.available(at: $0) }
+        /// The shortest interval between two progress events of one download.
+        public var progressInterval: Duration = .milliseconds(100)
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What ``restore(receipt:)`` found and did.
+    public struct RestoreResult: Sendable, Hashable {
+        /// Everything the receipt entitles now.
+        public var entitlements: [Entitlement]
+        /// The downloads started for entitled content that is not on disk, by product.
+        public var enqueued: [String: DownloadID]
+        /// Entitled products whose content is already installed.
+        public var alreadyInstalled: [String]
+    }
+
+    /// The default server: `http://127.0.0.1:8080`.
+    public static let defaultServerURL = URL(string: "http://127.0.0.1:8080")!
+
+    /// The server.
+    public nonisolated let serverURL: URL
+    /// The cache root (journal, staging, installed content).
+    public nonisolated let cacheRoot: URL
+    /// The configuration.
+    public nonisolated let configuration: Configuration
+
+    private nonisolated let layout: CacheLayout
+    private nonisolated let api: APIClient
+    private nonisolated let fetcher: FileFetcher
+    private nonisolated let engine: DownloadEngine
+    private nonisolated let journal: Journal
+    private nonisolated let broadcaster = EventBroadcaster()
+    private let queue: DownloadQueue
+
+    private var records: [DownloadID: DownloadRecord] = [:]
+    private var machines: [DownloadID: DownloadStateMachine] = [:]
+    private var installed: [String: InstalledContent] = [:]
+    private var nextSequence: UInt64 = 0
+    private var transfers: [DownloadID: Task<Void, Never>] = [:]
+    private var retryTimers: [DownloadID: Task<Void, Never>] = [:]
+    private var progress: [DownloadID: DownloadProgress] = [:]
+    private var estimators: [DownloadID: SpeedEstimator] = [:]
+    private var lastProgressEvent: [DownloadID: ContinuousClock.Instant] = [:]
+    private var installWaiters: [String: [CheckedContinuation<InstalledContent, any Error>]] = [:]
+    private var catalogCache: [String: CachedCatalog] = [:]
+    private var isClosed = false
+    private let clock = ContinuousClock()
+    private let epoch = ContinuousClock.now
+
+    /// How the journal was found when this client started (for diagnostics and tests).
+    public nonisolated let journalRecovery: JournalRecovery
+
+    /// How the journal was found at start.
+    public enum JournalRecovery: Sendable, Hashable {
+        /// No journal: a fresh cache root.
+        case fresh
+        /// The journal read cleanly.
+        case loaded
+        /// The journal was torn or corrupt; the previous good copy was used.
+        case previousCopy
+        /// Neither copy was readable; installed content was rebuilt from the disk, downloads were lost.
+        case rebuiltFromDisk
+    }
+
+    /// Opens a client on a cache root, recovers its journal, reconciles installed content with the disk and
+    /// resumes every unfinished download.
+    ///
+    /// - Parameters:
+    ///   - serverURL: the Kiosk server (default ``defaultServerURL``).
+    ///   - cacheRoot: where to keep downloads and content (default ``CacheLayout/defaultRoot``). Use one client
+    ///     per cache root.
+    ///   - configuration: tunables.
+    public init(serverURL: URL = KioskClient.defaultServerURL, cacheRoot: URL = CacheLayout.defaultRoot,
+                configuration: Configuration = Configuration()) async throws {
+        self.serverURL = serverURL
+        self.configuration = configuration
+        let layout = CacheLayout(root: cacheRoot)
+        self.layout = layout
+        self.cacheRoot = layout.root
+        do {
+            try FileManager.default.createDirectory(at: layout.root, withIntermediateDirectories: true)
+        } catch {
+            throw KioskError.fileSystem(path: layout.root.path, underlying: error.localizedDescription)
+        }
+        let api = APIClient(serverURL: serverURL, session: APIClient.makeSession(timeout: configuration.requestTimeout))
+        let fetcher = FileFetcher(timeout: configuration.requestTimeout, writerFactory: configuration.fileWriterFactory)
+        self.api = api
+        self.fetcher = fetcher
+        self.engine = DownloadEngine(api: api, fetcher: fetcher, layout: layout,
+                                     availableSpace: configuration.availableSpace)
+        self.queue = DownloadQueue(maximumConcurrent: configuration.maximumConcurrentDownloads)
+        self.journal = Journal(layout: layout)
+        let (snapshot, recovery) = journal.load()
+        self.journalRecovery =
+            switch recovery {
+            case .fresh: .fresh
+            case .loaded: .loaded
+            case .previousCopy: .previousCopy
+            case .rebuiltFromDisk: .rebuiltFromDisk
+            }
+        nextSequence = snapshot.nextSequence
+        for record in snapshot.downloads {
+            var machine = DownloadStateMachine(state: record.state, attempt: record.attempt,
+                                               maximumAttempts: configuration.retryPolicy.maximumAttempts)
+            _ = machine.recoverAfterLaunch()
+            var record = record
+            record.state = machine.state
+            records[record.id] = record
+            machines[record.id] = machine
+            progress[record.id] = DownloadProgress(
+                bytesWritten: engine.bytesOnDisk(work(for: record)), bytesExpected: record.grant?.totalLength ?? 0)
+        }
+        for content in snapshot.installed { installed[content.productID] = content }
+        catalogCache = (try? Data(contentsOf: layout.catalogCache))
+            .flatMap { try? JSONDecoder().decode([String: CachedCatalog].self, from: $0) } ?? [:]
+        reconcileInstalled()
+        removeOrphanedStaging()
+        persist()
+        schedule()
+    }
+
+    // MARK: - Events
+
+    /// Every change from now on: state changes, progress (throttled), installs, removals. Each access returns a
+    /// new stream; any number of subscribers may listen at once. Streams end when the client is closed.
+    public nonisolated var events: AsyncStream<KioskEvent> { broadcaster.subscribe() }
+
+    /// Registers an observer (kept weakly) that receives the events as delegate calls until the returned
+    /// observation is cancelled or the observer is released.
+    @discardableResult
+    public nonisolated func addObserver(_ observer: any KioskObserver) -> KioskObservation {
+        let stream = broadcaster.subscribe()
+        let task = Task { [weak observer, weak self] in
+            for await event in stream {
+                guard let observer, let client = self else { return }
+                switch event {
+                case .stateChanged(let snapshot), .progress(let snapshot):
+                    await observer.kioskClient(client, didUpdate: [snapshot])
+                case .installed(let content):
+                    await observer.kioskClient(client, didInstall: content)
+                case .removed(let productID, let version):
+                    await observer.kioskClient(client, didRemove: productID, version: version)
+                }
+            }
+        }
+        return KioskObservation(task: task)
+    }
+
+    // MARK: - Catalog and receipts
+
+    /// The catalog (`GET /v1/products`), all products or only `ids`; unknown IDs come back in
+    /// `invalidProductIDs`. Answers are cached with their `ETag` and revalidated with `If-None-Match`.
+    public func products(ids: [String]? = nil) async throws(KioskError) -> CatalogResponse {
+        let key = ids.map { $0.joined(separator: ",") } ?? "*"
+        var query: [URLQueryItem] = []
+        if let ids { query.append(URLQueryItem(name: "ids", value: ids.joined(separator: ","))) }
+        var headers: [String: String] = [:]
+        let cached = catalogCache[key]
+        if let tag = cached?.entityTag { headers["If-None-Match"] = tag }
+        let (answer, response) = try await api.json(CatalogResponse.self, method: "GET", path: "/v1/products",
+                                                     query: query, headers: headers)
+        if response.status == 304 {
+            guard let cached, let catalog = try? KioskJSON.decode(CatalogResponse.self, from: cached.body) else {
+                throw .invalidResponse("304 Not Modified without a cached catalog")
+            }
+            return catalog
+        }
+        guard let answer else { throw .invalidResponse("empty catalog") }
+        if let tag = response.header("ETag") {
+            catalogCache[key] = CachedCatalog(entityTag: tag, body: response.body)
+            if let data = try? JSONEncoder().encode(catalogCache) {
+                try? data.write(to: layout.catalogCache, options: .atomic)
+            }
+        }
+        return answer
+    }
+
+    /// Verifies a receipt with the server (`POST /v1/receipts/verify`) and returns what it entitles now.
+    public func verifyReceipt(_ receipt: String) async throws(KioskError) -> EntitlementsResponse {
+        try await api.verify(receipt: receipt)
+    }
+
+    /// Restores purchases: verifies the receipt, then enqueues (at ``DownloadPriority/low``) every entitled
+    /// product that has content and is neither installed nor already downloading.
+    public func restore(receipt: String) async throws(KioskError) -> RestoreResult {
+        let answer = try await api.verify(receipt: receipt)
+        let ids = Array(Set(answer.entitlements.map(\.productID))).sorted()
+        var result = RestoreResult(entitlements: answer.entitlements, enqueued: [:], alreadyInstalled: [])
+        guard !ids.isEmpty else { return result }
+        let catalog = try await products(ids: ids)
+        reconcileInstalled()
+        for product in catalog.products where product.fileCount > 0 {
+            if installed[product.id] != nil {
+                result.alreadyInstalled.append(product.id)
+                continue
+            }
+            if let live = liveRecord(for: product.id), !isStopped(live.id) {
+                result.enqueued[product.id] = live.id
+                continue
+            }
+            result.enqueued[product.id] = try enqueue(productID: product.id, receipt: receipt, priority: .low)
+        }
+        return result
+    }
+
+    // MARK: - Queue
+
+    /// Enqueues the download of a product's current version, to be paid for by `receipt` (base64, as the
+    /// store gives it). The receipt is kept in the journal to renew the grant; it is never logged.
+    ///
+    /// A product has at most one download: enqueueing it again returns the existing download (resumed if it
+    /// was paused or failed, with the new receipt and priority).
+    @discardableResult
+    public func enqueue(productID: String, receipt: String, priority: DownloadPriority = .normal)
+        throws(KioskError) -> DownloadID {
+        guard Identifiers.isValidProductID(productID) else { throw .invalidArgument("'\(productID)' is not a valid product ID") }
+        guard !receipt.isEmpty else { throw .invalidArgument("The receipt is empty.") }
+        guard !isClosed else { throw .invalidArgument("The client is closed.") }
+        if let existing = liveRecord(for: productID) {
+            records[existing.id]?.receipt = receipt
+            records[existing.id]?.priority = priority
+            if case .finished? = machines[existing.id]?.state {
+                // finished but re-requested: fall through to a new download (a newer version may exist)
+            } else {
+                var machine = machines[existing.id]!
+                let action = machine.resume()
+                commit(existing.id, machine)
+                perform(action, for: existing.id)
+                persist()
+                return existing.id
+            }
+        }
+        for (id, record) in records where record.productID == productID { forget(id) }
+        let id = DownloadID()
+        let record = DownloadRecord(
+            id: id, productID: productID, receipt: receipt, priority: priority, sequence: nextSequence,
+            state: .waiting, attempt: 0, grant: nil, entityTags: [:], verifiedPaths: [], integrityFailures: [:],
+            createdAt: Date())
+        nextSequence += 1
+        records[id] = record
+        machines[id] = DownloadStateMachine(maximumAttempts: configuration.retryPolicy.maximumAttempts)
+        progress[id] = DownloadProgress()
+        persist()
+        emitState(id)
+        schedule()
+        return id
+    }
+
+    /// Enqueues with a receipt given as raw bytes (it is base64-encoded).
+    @discardableResult
+    public func enqueue(productID: String, receipt: Data, priority: DownloadPriority = .normal)
+        throws(KioskError) -> DownloadID {
+        try enqueue(productID: productID, receipt: receipt.base64EncodedString(), priority: priority)
+    }
+
+    /// Pauses a product's download, keeping its bytes. Returns when the transfer has stopped.
+    public func pause(_ productID: String) async throws(KioskError) {
+        guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
+        await pause(id: record.id, reason: .user)
+    }
+
+    /// Resumes a paused (or failed) download from the bytes on disk.
+    public func resume(_ productID: String) throws(KioskError) {
+        guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
+        resume(id: record.id)
+    }
+
+    /// Cancels a product's download and deletes its bytes. Returns when the transfer has stopped.
+    public func cancel(_ productID: String) async throws(KioskError) {
+        guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
+        await cancel(id: record.id)
+    }
+
+    /// Pauses every download that is not finished.
+    public func pauseAll() async {
+        for id in orderedIDs() where !(machines[id]?.state.isTerminal ?? true) { await pause(id: id, reason: .user) }
+    }
+
+    /// Resumes every paused download.
+    public func resumeAll() {
+        for id in orderedIDs() {
+            if case .paused? = machines[id]?.state { resume(id: id) }
+        }
+    }
+
+    /// Cancels every download that is not finished and deletes their bytes.
+    public func cancelAll() async {
+        for id in orderedIDs() where !(machines[id]?.state.isTerminal ?? true) { await cancel(id: id) }
+    }
+
+    /// Every download the client knows (in queue order), including finished, failed and cancelled ones.
+    public var downloads: [DownloadSnapshot] { orderedIDs().compactMap(snapshot) }
+
+    /// The download of one product, if any.
+    public func download(for productID: String) -> DownloadSnapshot? {
+        liveRecord(for: productID).flatMap { snapshot($0.id) }
+    }
+
+    // MARK: - Installed content
+
+    /// Installed content, checked against the disk first: content whose files vanished (the system may purge
+    /// caches) is dropped and reported with ``KioskEvent/removed(productID:version:)``; enqueue it again.
+    public func installedContent() -> [InstalledContent] {
+        reconcileInstalled()
+        return installed.values.sorted { $0.productID < $1.productID }
+    }
+
+    /// The installed content of one product, checked against the disk; `nil` when not installed.
+    public func installedContent(for productID: String) -> InstalledContent? {
+        reconcileInstalled()
+        return installed[productID]
+    }
+
+    /// Deletes a product's installed content (content moved out of the caches is forgotten, not deleted).
+    public func remove(_ productID: String) throws(KioskError) {
+        guard let content = installed.removeValue(forKey: productID) else { throw .notFound(productID: productID) }
+        if !content.isOutsideCaches {
+            try? FileManager.default.removeItem(at: content.directory)
+        }
+        for (id, record) in records where record.productID == productID && machines[id]?.state == .finished {
+            forget(id)
+        }
+        persist()
+        broadcaster.send(.removed(productID: productID, version: content.version))
+    }
+
+    /// Moves a product's installed content out of the caches directory (which the system may purge) to
+    /// `directory`, which must not exist yet. The library keeps tracking it there but never deletes it.
+    public func moveContentOutOfCaches(productID: String, to directory: URL) throws(KioskError) -> InstalledContent {
+        reconcileInstalled()
+        guard var content = installed[productID] else { throw .notFound(productID: productID) }
+        do {
+            try FileManager.default.createDirectory(at: directory.deletingLastPathComponent(),
+                                                    withIntermediateDirectories: true)
+            try FileManager.default.moveItem(at: content.directory, to: directory)
+        } catch {
+            throw .fileSystem(path: directory.path, underlying: error.localizedDescription)
+        }
+        content.directory = directory.standardizedFileURL
+        content.isOutsideCaches = true
+        installed[productID] = content
+        persist()
+        return content
+    }
+
+    /// Returns once the product's content is installed, for the deliver-before-finish pattern: finish the store
+    /// transaction only after this returns.
+    ///
+    /// Returns at once when the content is already installed. Waits through pauses and retries.
+    /// - Throws: the download's error if it fails, ``KioskError/cancelled(productID:)`` if it is cancelled,
+    ///   ``KioskError/notFound(productID:)`` if the product is neither installed nor queued.
+    public func waitUntilInstalled(productID: String) async throws -> InstalledContent {
+        reconcileInstalled()
+        if let record = liveRecord(for: productID), let machine = machines[record.id] {
+            switch machine.state {
+            case .finished:
+                if let content = installed[productID] { return content }
+                throw KioskError.notFound(productID: productID)
+            case .failed(let error): throw error
+            case .cancelled: throw KioskError.cancelled(productID: productID)
+            default:
+                return try await withCheckedThrowingContinuation { continuation in
+                    installWaiters[productID, default: []].append(continuation)
+                }
+            }
+        }
+        if let content = installed[productID] { return content }
+        throw KioskError.notFound(productID: productID)
+    }
+
+    /// Stops every transfer without changing its journaled state, saves the journal and ends the event
+    /// streams. A new client on the same cache root resumes where this one stopped.
+    public func close() async {
+        guard !isClosed else { return }
+        isClosed = true
+        for timer in retryTimers.values { timer.cancel() }
+        retryTimers.removeAll()
+        let running = Array(transfers.values)
+        for task in running { task.cancel() }
+        for task in running { await task.value }
+        transfers.removeAll()
+        persist()
+        for (_, waiters) in installWaiters {
+            for waiter in waiters { waiter.resume(throwing: CancellationError()) }
+        }
+        installWaiters.removeAll()
+        fetcher.invalidate()
+        api.session.invalidateAndCancel()
+        broadcaster.finish()
+    }
+
+    // MARK: - Lifecycle internals
+
+    private func liveRecord(for productID: String) -> DownloadRecord? {
+        records.values.filter { $0.productID == productID }.max { $0.sequence < $1.sequence }
+    }
+
+    private func isStopped(_ id: DownloadID) -> Bool {
+        switch machines[id]?.state {
+        case .failed?, .cancelled?, .paused?, .finished?, nil: true
+        default: false
+        }
+    }
+
+    private func orderedIDs() -> [DownloadID] {
+        records.values.sorted { $0.sequence < $1.sequence }.map(\.id)
+    }
+
+    private func work(for record: DownloadRecord) -> DownloadWork {
+        DownloadWork(productID: record.productID, receipt: record.receipt, grant: record.grant,
+                     entityTags: record.entityTags, verifiedPaths: record.verifiedPaths,
+                     integrityFailures: record.integrityFailures)
+    }
+
+    private func snapshot(_ id: DownloadID) -> DownloadSnapshot? {
+        guard let record = records[id], let machine = machines[id] else { return nil }
+        return DownloadSnapshot(id: id, productID: record.productID, version: record.grant?.contentVersion,
+                                state: machine.state, progress: progress[id] ?? DownloadProgress(),
+                                priority: record.priority, createdAt: record.createdAt)
+    }
+
+    private func commit(_ id: DownloadID, _ machine: DownloadStateMachine) {
+        let changed = machines[id]?.state != machine.state
+        machines[id] = machine
+        records[id]?.state = machine.state
+        records[id]?.attempt = machine.attempt
+        if changed {
+            if case .active = machine.state {} else {
+                progress[id]?.bytesPerSecond = 0
+                progress[id]?.timeRemaining = nil
+                estimators[id] = nil
+            }
+            emitState(id)
+        }
+    }
+
+    private func emitState(_ id: DownloadID) {
+        if let snapshot = snapshot(id) { broadcaster.send(.stateChanged(snapshot)) }
+    }
+
+    /// Carries out what the state machine asked for.
+    private func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) {
+        switch action {
+        case .none, .rejected, .verifyAndInstall, .reportInstalled:
+            break
+        case .enqueue:
+            schedule()
+        case .startTransfer:
+            startTransfer(id)
+        case .stopTransfer:
+            transfers[id]?.cancel()
+        case .stopTransferAndDeleteBytes:
+            transfers[id]?.cancel()
+        case .scheduleRetry(let date):
+            retryTimers[id]?.cancel()
+            retryTimers[id] = Task { [weak self] in
+                let delay = max(0, date.timeIntervalSinceNow)
+                try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+                guard !Task.isCancelled else { return }
+                await self?.retryDue(id)
+            }
+        case .reportFailure(let error):
+            if let productID = records[id]?.productID {
+                for waiter in installWaiters.removeValue(forKey: productID) ?? [] { waiter.resume(throwing: error) }
+            }
+        }
+    }
+
+    private func retryDue(_ id: DownloadID) {
+        retryTimers[id] = nil
+        guard var machine = machines[id] else { return }
+        let action = machine.retryDue()
+        commit(id, machine)
+        persist()
+        perform(action, for: id)
+    }
+
+    private func pause(id: DownloadID, reason: PauseReason) async {
+        guard var machine = machines[id] else { return }
+        let action = machine.pause(reason)
+        commit(id, machine)
+        retryTimers.removeValue(forKey: id)?.cancel()
+        persist()
+        perform(action, for: id)
+        if let task = transfers[id] { await task.value }
+        schedule()
+    }
+
+    private func resume(id: DownloadID) {
+        guard var machine = machines[id] else { return }
+        let action = machine.resume()
+        commit(id, machine)
+        persist()
+        perform(action, for: id)
+    }
+
+    private func cancel(id: DownloadID) async {
+        guard var machine = machines[id], let productID = records[id]?.productID else { return }
+        let action = machine.cancel()
+        guard case .stopTransferAndDeleteBytes = action else { return }
+        commit(id, machine)
+        retryTimers.removeValue(forKey: id)?.cancel()
+        perform(action, for: id)
+        if let task = transfers[id] { await task.value }
+        try? FileManager.default.removeItem(at: layout.staging(productID: productID))
+        records[id]?.grant = nil
+        records[id]?.verifiedPaths = []
+        records[id]?.entityTags = [:]
+        progress[id]?.bytesWritten = 0
+        persist()
+        for waiter in installWaiters.removeValue(forKey: productID) ?? [] {
+            waiter.resume(throwing: KioskError.cancelled(productID: productID))
+        }
+        schedule()
+    }
+
+    private func forget(_ id: DownloadID) {
+        records[id] = nil
+        machines[id] = nil
+        progress[id] = nil
+        estimators[id] = nil
+        lastProgressEvent[id] = nil
+    }
+
+    /// Starts waiting downloads while slots are free.
+    private func schedule() {
+        guard !isClosed else { return }
+        var activeCount = 0
+        var waiting: [DownloadQueue.Entry] = []
+        for (id, machine) in machines {
+            switch machine.state {
+            case .active, .verifying: activeCount += 1
+            case .waiting:
+                if let record = records[id] {
+                    waiting.append(.init(id: id, priority: record.priority, sequence: record.sequence))
+                }
+            default: break
+            }
+        }
+        for id in queue.toStart(waiting: waiting, activeCount: activeCount) {
+            guard var machine = machines[id] else { continue }
+            let action = machine.start()
+            commit(id, machine)
+            perform(action, for: id)
+        }
+        persist()
+    }
+
+    private func startTransfer(_ id: DownloadID) {
+        guard let record = records[id] else { return }
+        let work = work(for: record)
+        let engine = self.engine
+        let hooks = EngineHooks(
+            checkpoint: { [weak self] work in await self?.checkpoint(id, work) },
+            progress: { [weak self] written, expected in
+                let at = ContinuousClock.now
+                Task { await self?.reportProgress(id, written: written, expected: expected, at: at) }
+            },
+            verifying: { [weak self] in await self?.enterVerifying(id) })
+        estimators[id] = SpeedEstimator()
+        transfers[id] = Task { [weak self] in
+            let result: Result<InstalledContent, any Error>
+            do {
+                result = .success(try await engine.run(work, hooks: hooks))
+            } catch {
+                result = .failure(error)
+            }
+            await self?.transferEnded(id, result)
+        }
+    }
+
+    private func checkpoint(_ id: DownloadID, _ work: DownloadWork) {
+        guard records[id] != nil, !isClosed else { return }
+        records[id]?.grant = work.grant
+        records[id]?.entityTags = work.entityTags
+        records[id]?.verifiedPaths = work.verifiedPaths
+        records[id]?.integrityFailures = work.integrityFailures
+        if let total = work.grant?.totalLength { progress[id]?.bytesExpected = total }
+        if case .active? = machines[id]?.state, var machine = machines[id] {
+            machine.madeProgress()
+            machines[id] = machine
+            records[id]?.attempt = machine.attempt
+        }
+        persist()
+    }
+
+    private func reportProgress(_ id: DownloadID, written: Int64, expected: Int64, at instant: ContinuousClock.Instant) {
+        guard case .active? = machines[id]?.state, var current = progress[id] else { return }
+        current.bytesWritten = written
+        current.bytesExpected = expected
+        var estimator = estimators[id] ?? SpeedEstimator()
+        estimator.record(bytes: written, at: (instant - epoch).seconds)
+        estimators[id] = estimator
+        current.bytesPerSecond = estimator.bytesPerSecond ?? 0
+        current.timeRemaining = estimator.timeRemaining(forRemaining: expected - written)
+        progress[id] = current
+        let now = ContinuousClock.now
+        if let last = lastProgressEvent[id], now - last < configuration.progressInterval, written < expected { return }
+        lastProgressEvent[id] = now
+        if let snapshot = snapshot(id) { broadcaster.send(.progress(snapshot)) }
+    }
+
+    private func enterVerifying(_ id: DownloadID) {
+        guard var machine = machines[id], !isClosed else { return }
+        let action = machine.transferCompleted()
+        commit(id, machine)
+        persist()
+        perform(action, for: id)
+    }
+
+    private func transferEnded(_ id: DownloadID, _ result: Result<InstalledContent, any Error>) {
+        transfers[id] = nil
+        guard !isClosed, var machine = machines[id], let record = records[id] else { return }
+        switch result {
+        case .success(let content):
+            if case .active = machine.state { _ = machine.transferCompleted() }
+            let action = machine.installed()
+            guard case .reportInstalled = action else { break }
+            if let previous = installed[content.productID], previous.version != content.version,
+               !previous.isOutsideCaches {
+                try? FileManager.default.removeItem(at: previous.directory)
+            }
+            installed[content.productID] = content
+            progress[id]?.bytesWritten = content.totalLength
+            progress[id]?.bytesExpected = content.totalLength
+            commit(id, machine)
+            persist()
+            broadcaster.send(.installed(content))
+            for waiter in installWaiters.removeValue(forKey: record.productID) ?? [] { waiter.resume(returning: content) }
+        case .failure(let error):
+            if error is CancellationError { break }
+            let kioskError = (error as? KioskError) ?? .fileSystem(path: record.productID, underlying: "\(error)")
+            let action: DownloadStateMachine.Action
+            switch machine.state {
+            case .verifying: action = machine.verificationFailed(kioskError)
+            case .active: action = machine.transferFailed(kioskError, now: Date(), policy: configuration.retryPolicy)
+            default: action = .none  // paused or cancelled meanwhile: the stop was intentional
+            }
+            commit(id, machine)
+            persist()
+            perform(action, for: id)
+        }
+        schedule()
+    }
+
+    // MARK: - Disk
+
+    /// Drops installed content whose files vanished, and finished downloads that pointed at it.
+    private func reconcileInstalled() {
+        let (_, vanished) = ContentReconciler.reconcile(Array(installed.values),
+                                                         fileSize: ContentReconciler.diskFileSize)
+        guard !vanished.isEmpty else { return }
+        for content in vanished {
+            installed[content.productID] = nil
+            for (id, record) in records where record.productID == content.productID {
+                if case .finished? = machines[id]?.state { forget(id) }
+            }
+            broadcaster.send(.removed(productID: content.productID, version: content.version))
+        }
+        persist()
+    }
+
+    /// Deletes staging folders no download owns (their receipts are unknown, so they cannot be resumed).
+    private func removeOrphanedStaging() {
+        let owned = Set(records.values.filter { !($0.state.isTerminal) || $0.state.name == "failed" }.map(\.productID))
+        guard let folders = try? FileManager.default.contentsOfDirectory(atPath: layout.stagingRoot.path) else { return }
+        for folder in folders where !owned.contains(folder) {
+            try? FileManager.default.removeItem(at: layout.stagingRoot.appendingPathComponent(folder))
+        }
+    }
+
+    private func persist() {
+        guard !records.isEmpty || !installed.isEmpty || FileManager.default.fileExists(atPath: layout.journal.path)
+        else { return }
+        let snapshot = JournalSnapshot(
+            nextSequence: nextSequence, downloads: records.values.sorted { $0.sequence < $1.sequence },
+            installed: installed.values.sorted { $0.productID < $1.productID })
+        try? journal.save(snapshot)
+    }
+}
+
+/// A cached catalog answer.
+struct CachedCatalog: Codable, Sendable {
+    var entityTag: String
+    var body: Data
+}
+
+/// The registration of a ``KioskObserver``; cancel it to stop the calls.
+public struct KioskObservation: Sendable {
+    let task: Task<Void, Never>
+
+    /// Stops delivering events to the observer.
+    public func cancel() { task.cancel() }
+}
+
+extension Duration {
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}

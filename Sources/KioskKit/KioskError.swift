@@ -1,0 +1,135 @@
+import Foundation
+import KioskCore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every error KioskKit reports, with a stable machine code and a sentence a person understands.
+///
+/// Errors are values (`Codable`, `Hashable`) so that a failed download keeps its error across launches in the
+/// journal. None of them ever carries a receipt or a grant token.
+public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConvertible, LocalizedError {
+    /// The server answered with an error envelope (`{"error": {"code", "message"}}`).
+    ///
+    /// - Parameters:
+    ///   - status: the HTTP status code.
+    ///   - code: the server's machine code (see ``APIErrorCode``), kept as a string for codes newer than this library.
+    ///   - message: the server's sentence.
+    ///   - retryAfter: seconds the server asked to wait (`Retry-After`), if any.
+    case server(status: Int, code: String, message: String, retryAfter: Double?)
+    /// A file did not match the grant's length or SHA-256 even after being downloaded again.
+    case integrity(productID: String, path: String, expectedSHA256: String, actualSHA256: String)
+    /// There is not enough free space to store the bytes still to fetch.
+    case insufficientStorage(needed: Int64, available: Int64?)
+    /// The network failed (no connection, timeout, connection lost). `underlying` is the system's description.
+    case network(code: Int, underlying: String)
+    /// The server's answer was not what the contract promises (wrong status, type, `Content-Range`, body).
+    case invalidResponse(String)
+    /// The journal could not be read or written.
+    case journal(String)
+    /// A file operation in the cache failed.
+    case fileSystem(path: String, underlying: String)
+    /// The product is not installed, or has no download, when the call needed one.
+    case notFound(productID: String)
+    /// The download was cancelled before its content was installed.
+    case cancelled(productID: String)
+    /// The arguments of a call were not acceptable (for example a malformed product ID).
+    case invalidArgument(String)
+
+    /// A stable machine code for this error, e.g. `not_entitled`, `integrity`, `insufficient_storage`.
+    public var code: String {
+        switch self {
+        case .server(_, let code, _, _): code
+        case .integrity: "integrity"
+        case .insufficientStorage: "insufficient_storage"
+        case .network: "network"
+        case .invalidResponse: "invalid_response"
+        case .journal: "journal"
+        case .fileSystem: "file_system"
+        case .notFound: "not_found"
+        case .cancelled: "cancelled"
+        case .invalidArgument: "invalid_argument"
+        }
+    }
+
+    /// The server's error code when this is a server error and the code is one this library knows.
+    public var apiCode: APIErrorCode? {
+        if case .server(_, let code, _, _) = self { return APIErrorCode(rawValue: code) }
+        return nil
+    }
+
+    /// Whether retrying later, from the bytes on disk, may succeed (network errors, 5xx, 429, 503).
+    public var isTransient: Bool {
+        switch self {
+        case .network: true
+        case .server(let status, _, _, _): status == 429 || status == 408 || (500...599).contains(status)
+        case .invalidResponse: true
+        default: false
+        }
+    }
+
+    /// Whether the receipt was refused or does not entitle the product (`not_entitled`, `receipt_invalid`,
+    /// `receipt_malformed`): the user must buy or restore; retrying does not help.
+    public var isEntitlementRefusal: Bool {
+        switch apiCode {
+        case .notEntitled?, .receiptInvalid?, .receiptMalformed?: true
+        default: false
+        }
+    }
+
+    /// Whether the grant must be renewed (token expired or invalid, version gone).
+    public var needsNewGrant: Bool {
+        switch apiCode {
+        case .tokenExpired?, .tokenInvalid?, .tokenMissing?, .versionGone?, .tokenScope?: true
+        default: false
+        }
+    }
+
+    /// A sentence a person understands.
+    public var description: String {
+        switch self {
+        case .server(let status, let code, let message, _):
+            "The server refused the request (\(status) \(code)): \(message)"
+        case .integrity(let productID, let path, _, _):
+            "The file \(path) of \(productID) was damaged in transit twice; its content did not match what the server announced."
+        case .insufficientStorage(let needed, let available):
+            if let available {
+                "Not enough free space: \(Self.bytes(needed)) still to download, \(Self.bytes(available)) available."
+            } else {
+                "Not enough free space to store \(Self.bytes(needed)) more."
+            }
+        case .network(_, let underlying): "The network failed: \(underlying)"
+        case .invalidResponse(let detail): "The server sent an unexpected answer: \(detail)"
+        case .journal(let detail): "The download journal could not be used: \(detail)"
+        case .fileSystem(let path, let underlying): "A file operation on \(path) failed: \(underlying)"
+        case .notFound(let productID): "Nothing is known about \(productID) here."
+        case .cancelled(let productID): "The download of \(productID) was cancelled."
+        case .invalidArgument(let detail): detail
+        }
+    }
+
+    /// Same as ``description``.
+    public var errorDescription: String? { description }
+
+    static func bytes(_ count: Int64) -> String {
+        ByteCountFormatter.string(fromByteCount: count, countStyle: .file)
+    }
+
+    /// Builds a server error from a response status and body, reading the JSON envelope when there is one.
+    static func fromResponse(status: Int, body: Data, retryAfter: Double?) -> KioskError {
+        if let envelope = try? KioskJSON.decode(APIErrorEnvelope.self, from: body) {
+            return .server(status: status, code: envelope.error.code, message: envelope.error.message,
+                           retryAfter: retryAfter)
+        }
+        let fallbackCode: String =
+            switch status {
+            case 404: APIErrorCode.notFound.rawValue
+            case 429: "too_many_requests"
+            case 500...599: "server_error"
+            default: "http_\(status)"
+            }
+        return .server(status: status, code: fallbackCode,
+                       message: HTTPURLResponse.localizedString(forStatusCode: status), retryAfter: retryAfter)
+    }
+}

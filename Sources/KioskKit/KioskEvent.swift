@@ -1,0 +1,88 @@
+import Foundation
+
+/// A download as the app sees it at one moment.
+public struct DownloadSnapshot: Sendable, Hashable, Identifiable {
+    /// The download's identifier.
+    public var id: DownloadID
+    /// The product being downloaded.
+    public var productID: String
+    /// The version being downloaded, once a grant is known.
+    public var version: String?
+    /// Its state.
+    public var state: DownloadState
+    /// Its progress.
+    public var progress: DownloadProgress
+    /// Its priority.
+    public var priority: DownloadPriority
+    /// When it was enqueued.
+    public var createdAt: Date
+
+    /// The error of a failed download, or the reason of a storage pause.
+    public var error: KioskError? {
+        if case .failed(let error) = state { return error }
+        return nil
+    }
+}
+
+/// What a ``KioskClient`` reports on ``KioskClient/events``.
+public enum KioskEvent: Sendable, Hashable {
+    /// A download changed state (enqueued, started, paused, retrying, verifying, finished, failed, cancelled).
+    case stateChanged(DownloadSnapshot)
+    /// A download made progress (at most about ten per second per download).
+    case progress(DownloadSnapshot)
+    /// A product version is installed and verified: deliver it, then finish the store transaction.
+    case installed(InstalledContent)
+    /// Installed content is gone: removed by the app, or purged by the system behind the library's back.
+    case removed(productID: String, version: String)
+}
+
+/// For apps that prefer a delegate to an `AsyncSequence`: register with ``KioskClient/addObserver(_:)``.
+///
+/// Every method has an empty default implementation. Calls arrive in order, one at a time, on no particular
+/// executor; the client keeps a weak reference.
+public protocol KioskObserver: AnyObject, Sendable {
+    /// One or more downloads changed (state or progress), like `paymentQueue(_:updatedDownloads:)`.
+    func kioskClient(_ client: KioskClient, didUpdate downloads: [DownloadSnapshot]) async
+    /// Content was installed: deliver it, then finish the store transaction.
+    func kioskClient(_ client: KioskClient, didInstall content: InstalledContent) async
+    /// Installed content is gone (removed or purged).
+    func kioskClient(_ client: KioskClient, didRemove productID: String, version: String) async
+}
+
+extension KioskObserver {
+    /// Does nothing.
+    public func kioskClient(_ client: KioskClient, didUpdate downloads: [DownloadSnapshot]) async {}
+    /// Does nothing.
+    public func kioskClient(_ client: KioskClient, didInstall content: InstalledContent) async {}
+    /// Does nothing.
+    public func kioskClient(_ client: KioskClient, didRemove productID: String, version: String) async {}
+}
+
+/// Fans events out to every subscriber of ``KioskClient/events``.
+final class EventBroadcaster: Sendable {
+    private let subscribers = Locked<[UUID: AsyncStream<KioskEvent>.Continuation]>([:])
+
+    /// A new stream receiving every event from now on.
+    func subscribe() -> AsyncStream<KioskEvent> {
+        let (stream, continuation) = AsyncStream<KioskEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let key = UUID()
+        subscribers.withLock { $0[key] = continuation }
+        continuation.onTermination = { [weak self] _ in
+            self?.subscribers.withLock { $0[key] = nil }
+        }
+        return stream
+    }
+
+    func send(_ event: KioskEvent) {
+        let all = subscribers.withLock { Array($0.values) }
+        for continuation in all { continuation.yield(event) }
+    }
+
+    func finish() {
+        let all = subscribers.withLock { subscribers in
+            defer { subscribers.removeAll() }
+            return Array(subscribers.values)
+        }
+        for continuation in all { continuation.finish() }
+    }
+}

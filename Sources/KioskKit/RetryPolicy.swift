@@ -1,0 +1,46 @@
+import Foundation
+import KioskCore
+
+/// How transient failures are retried: exponential backoff with jitter, honouring `Retry-After`.
+public struct RetryPolicy: Sendable, Hashable {
+    /// The delay before the first retry, in seconds.
+    public var baseDelay: Double
+    /// The longest delay between two attempts, in seconds.
+    public var maximumDelay: Double
+    /// How many attempts in a row may fail transiently before the download fails.
+    public var maximumAttempts: Int
+
+    /// Creates a policy. The defaults: 1 s, doubling up to 60 s, 8 attempts.
+    public init(baseDelay: Double = 1, maximumDelay: Double = 60, maximumAttempts: Int = 8) {
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+        self.maximumAttempts = maximumAttempts
+    }
+
+    /// The delay before attempt number `attempt` (1 for the first retry).
+    ///
+    /// Without `retryAfter`: "equal jitter" — half of `min(maximumDelay, baseDelay × 2^(attempt−1))` plus a random
+    /// share (`random` in 0…1) of the other half. With `retryAfter` (the server's `Retry-After`, in seconds):
+    /// exactly that, capped at ten times `maximumDelay`.
+    public func delay(attempt: Int, retryAfter: Double? = nil, random: Double) -> Double {
+        if let retryAfter, retryAfter >= 0 { return min(retryAfter, maximumDelay * 10) }
+        let exponent = Double(max(0, attempt - 1))
+        let capped = min(maximumDelay, baseDelay * pow(2, min(exponent, 62)))
+        let clamped = min(max(random, 0), 1)
+        return capped / 2 + capped / 2 * clamped
+    }
+}
+
+/// Parses the `Retry-After` header field (RFC 9110 §10.2.3).
+public enum RetryAfter {
+    /// The number of seconds to wait: `delay-seconds` as is, an HTTP-date as the time left until it (0 when past).
+    /// `nil` for anything else.
+    public static func seconds(from value: String?, now: Date = Date()) -> Double? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
+            return value.utf8.count > 12 ? nil : Double(value)
+        }
+        guard let date = HTTPDate.parse(value, relativeTo: now) else { return nil }
+        return max(0, date.timeIntervalSince(now))
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import KioskCore
+
+/// One file of a product version, hashed: what a grant lists and what the content route serves.
+public struct ManifestFile: Sendable, Hashable {
+    /// The path inside the product folder, e.g. `Contents/issue.pdf`.
+    public var path: String
+    /// The file on disk.
+    public var absolutePath: String
+    /// Its size in bytes.
+    public var length: Int64
+    /// Its lowercase hex SHA-256.
+    public var sha256: String
+    /// Its modification time, as the file system reports it (nanoseconds since 1970).
+    public var modifiedNanoseconds: Int64
+
+    /// The strong entity tag: the SHA-256 in quotes, so a changed file always gets a new tag.
+    public var entityTag: EntityTag { EntityTag(opaqueTag: sha256)! }  // hex digits are always a valid opaque tag
+    /// `Last-Modified`, truncated to whole seconds as HTTP dates are.
+    public var lastModified: Date { Date(timeIntervalSince1970: TimeInterval(modifiedNanoseconds / 1_000_000_000)) }
+    /// The RFC 9530 `Repr-Digest` value: `sha-256=:<base64>:`.
+    public var representationDigest: String {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(32)
+        var index = sha256.startIndex
+        while index < sha256.endIndex {
+            let next = sha256.index(index, offsetBy: 2)
+            bytes.append(UInt8(sha256[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return "sha-256=:\(Data(bytes).base64EncodedString()):"
+    }
+}
+
+/// A product as loaded from its folder: its `Info.json` and its hashed files.
+public struct CatalogProduct: Sendable, Hashable {
+    /// The parsed `Info.json`.
+    public var info: ProductInfo
+    /// The files of the current version, in path order.
+    public var files: [ManifestFile]
+
+    /// The sum of the file sizes.
+    public var contentLength: Int64 { files.reduce(0) { $0 + $1.length } }
+
+    /// The file at a product-relative path.
+    public func file(atPath path: String) -> ManifestFile? { files.first { $0.path == path } }
+
+    /// The catalog entry for this product.
+    public var product: Product {
+        Product(
+            id: info.productID, type: info.type, title: info.title, description: info.description,
+            contentVersion: info.contentVersion, contentLength: contentLength, fileCount: files.count,
+            publishedAt: info.publishedAt)
+    }
+}
+
+/// An immutable view of the whole content folder at one moment. Reloads build a new snapshot and swap it in.
+public struct CatalogSnapshot: Sendable {
+    /// Products by ID.
+    public let products: [String: CatalogProduct]
+    /// Products in catalog order: newest first, then by ID.
+    public let ordered: [CatalogProduct]
+    /// Folders that were skipped or files that were left out, with the reason.
+    public let problems: [ContentProblem]
+
+    /// Creates a snapshot from loaded products.
+    public init(products: [CatalogProduct], problems: [ContentProblem]) {
+        self.products = Dictionary(products.map { ($0.info.productID, $0) }, uniquingKeysWith: { first, _ in first })
+        self.ordered = products.sorted { lhs, rhs in
+            let left = lhs.info.publishedAt ?? .distantPast
+            let right = rhs.info.publishedAt ?? .distantPast
+            return left != right ? left > right : lhs.info.productID < rhs.info.productID
+        }
+        self.problems = problems
+    }
+
+    /// The catalog answer, optionally filtered to `ids` (unknown IDs are listed as invalid, in request order).
+    public func catalog(ids: [String]?) -> CatalogResponse {
+        guard let ids else { return CatalogResponse(products: ordered.map(\.product)) }
+        var seen = Set<String>()
+        var found: [Product] = []
+        var invalid: [String] = []
+        for id in ids where seen.insert(id).inserted {
+            if let product = products[id] { found.append(product.product) } else { invalid.append(id) }
+        }
+        return CatalogResponse(products: found, invalidProductIDs: invalid)
+    }
+}

@@ -1,0 +1,89 @@
+import Crypto
+import Foundation
+
+/// The SHA-256 of every content file, remembered in the data directory by path, size and modification time, so that
+/// a restart or a reload hashes only the files that changed.
+struct HashCache: Sendable {
+    struct Key: Hashable, Codable, Sendable {
+        var path: String
+        var size: Int64
+        var modifiedNanoseconds: Int64
+    }
+
+    private struct Entry: Codable {
+        var path: String
+        var size: Int64
+        var modifiedNanoseconds: Int64
+        var sha256: String
+    }
+
+    private var entries: [Key: String]
+    private(set) var isDirty = false
+
+    /// An empty cache.
+    init() { entries = [:] }
+
+    /// Loads the cache file; a missing or unreadable file gives an empty cache (it is only a cache).
+    init(contentsOf url: URL) {
+        guard let data = try? Data(contentsOf: url), let list = try? JSONDecoder().decode([Entry].self, from: data)
+        else {
+            entries = [:]
+            return
+        }
+        entries = Dictionary(
+            list.map { (Key(path: $0.path, size: $0.size, modifiedNanoseconds: $0.modifiedNanoseconds), $0.sha256) },
+            uniquingKeysWith: { _, last in last })
+    }
+
+    /// The hex SHA-256 of the file at `key`, hashing it (streaming) only when the cache has no entry.
+    mutating func sha256(for key: Key) throws -> String {
+        if let known = entries[key] { return known }
+        let digest = try Self.hashFile(atPath: key.path)
+        entries[key] = digest
+        isDirty = true
+        return digest
+    }
+
+    /// Keeps only the entries in `live`, so deleted files do not accumulate.
+    mutating func retain(only live: Set<Key>) {
+        let before = entries.count
+        entries = entries.filter { live.contains($0.key) }
+        if entries.count != before { isDirty = true }
+    }
+
+    /// Writes the cache atomically.
+    mutating func save(to url: URL) throws {
+        let list = entries.map {
+            Entry(path: $0.key.path, size: $0.key.size, modifiedNanoseconds: $0.key.modifiedNanoseconds, sha256: $0.value)
+        }.sorted { $0.path < $1.path }
+        try JSONEncoder().encode(list).write(to: url, options: .atomic)
+        isDirty = false
+    }
+
+    /// Streams a file through SHA-256 in 1 MiB reads.
+    static func hashFile(atPath path: String) throws -> String {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: path])
+        }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            hasher.update(data: chunk)
+        }
+        return hasher.finalize().hexString
+    }
+}
+
+extension Sequence where Element == UInt8 {
+    /// Lowercase hexadecimal.
+    var hexString: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(64)
+        for byte in self {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

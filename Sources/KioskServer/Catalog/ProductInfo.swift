@@ -1,0 +1,155 @@
+import Foundation
+import KioskCore
+
+/// The parsed `Info.json` of one product folder: the counterpart of Apple's `ContentInfo.plist`.
+public struct ProductInfo: Sendable, Hashable {
+    /// The store's product identifier; must equal the folder's name.
+    public var productID: String
+    /// The kind of purchase.
+    public var type: ProductType
+    /// The title shown in the catalog.
+    public var title: String
+    /// The current content version.
+    public var contentVersion: String
+    /// An optional longer description.
+    public var description: String?
+    /// When the product was published (used to order the catalog).
+    public var publishedAt: Date?
+    /// For subscriptions: how long one paid period lasts in the sandbox store (ISO 8601, default `P1M`).
+    public var subscriptionPeriod: SubscriptionPeriod?
+}
+
+/// A problem with one product folder, reported at load time; the folder is skipped.
+public struct ContentProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The product folder's name.
+    public var folder: String
+    /// The `Info.json` field at fault, if one is.
+    public var field: String?
+    /// What is wrong, as a sentence.
+    public var message: String
+
+    /// Renders `content/<folder>/Info.json: field 'x': message`.
+    public var description: String {
+        if let field { return "\(folder)/Info.json: field '\(field)': \(message)" }
+        return "\(folder): \(message)"
+    }
+}
+
+/// A subscription period such as `P1M` or `P7D` (ISO 8601 durations of days, weeks, months or years).
+public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
+    /// The calendar unit.
+    public enum Unit: Character, Sendable { case day = "D", week = "W", month = "M", year = "Y" }
+    /// How many units.
+    public var count: Int
+    /// The unit.
+    public var unit: Unit
+
+    /// Parses `P<n><D|W|M|Y>`.
+    public init?(iso8601 text: String) {
+        guard text.count >= 3, text.first == "P", let unit = text.last.flatMap(Unit.init(rawValue:)),
+            let count = Int(text.dropFirst().dropLast()), count > 0, count <= 1000
+        else { return nil }
+        self.count = count
+        self.unit = unit
+    }
+
+    /// `P1M`-style text.
+    public var description: String { "P\(count)\(unit.rawValue)" }
+
+    /// The end of a period starting at `start`, in UTC calendar arithmetic.
+    public func end(from start: Date) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = .gmt
+        let component: Calendar.Component =
+            switch unit {
+            case .day: .day
+            case .week: .weekOfYear
+            case .month: .month
+            case .year: .year
+            }
+        return calendar.date(byAdding: component, value: count, to: start) ?? start
+    }
+}
+
+extension ProductInfo {
+    /// Parses and validates an `Info.json` document found in the folder `folder`.
+    ///
+    /// Every problem names the folder and the field, so an operator can fix it at once.
+    public static func parse(_ data: Data, folder: String) -> Result<ProductInfo, ContentProblem> {
+        func problem(_ field: String?, _ message: String) -> Result<ProductInfo, ContentProblem> {
+            .failure(ContentProblem(folder: folder, field: field, message: message))
+        }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            return problem(nil, "Info.json is not valid JSON (\(error.localizedDescription))")
+        }
+        guard let fields = object as? [String: Any] else {
+            return problem(nil, "Info.json must hold a JSON object")
+        }
+        func requiredString(_ key: String) -> Result<String, ContentProblem> {
+            guard let value = fields[key] else {
+                return .failure(ContentProblem(folder: folder, field: key, message: "is required"))
+            }
+            guard let text = value as? String else {
+                return .failure(ContentProblem(folder: folder, field: key, message: "must be a string"))
+            }
+            guard !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                return .failure(ContentProblem(folder: folder, field: key, message: "must not be empty"))
+            }
+            return .success(text)
+        }
+        func optionalString(_ key: String) -> Result<String?, ContentProblem> {
+            guard let value = fields[key], !(value is NSNull) else { return .success(nil) }
+            guard let text = value as? String else {
+                return .failure(ContentProblem(folder: folder, field: key, message: "must be a string"))
+            }
+            return .success(text)
+        }
+        do {
+            let productID = try requiredString("product_id").get()
+            guard Identifiers.isValidProductID(productID) else {
+                return problem(
+                    "product_id", "'\(productID)' is not a valid product ID (letters, digits, '.', '_', '-')")
+            }
+            guard productID == folder else {
+                return problem("product_id", "'\(productID)' does not match the folder name '\(folder)'")
+            }
+            let typeText = try requiredString("type").get()
+            guard let type = ProductType(rawValue: typeText) else {
+                let allowed = ProductType.allCases.map(\.rawValue).joined(separator: ", ")
+                return problem("type", "'\(typeText)' is not one of \(allowed)")
+            }
+            let title = try requiredString("title").get()
+            let version = try requiredString("content_version").get()
+            guard Identifiers.isValidContentVersion(version) else {
+                return problem("content_version", "'\(version)' is not a valid version (letters, digits, '.', '_', '-')")
+            }
+            let description = try optionalString("description").get()
+            var publishedAt: Date?
+            if let text = try optionalString("published_at").get() {
+                guard let date = RFC3339.date(from: text) else {
+                    return problem("published_at", "'\(text)' is not an RFC 3339 date-time such as 2026-11-01T00:00:00Z")
+                }
+                publishedAt = date
+            }
+            var period: SubscriptionPeriod?
+            if let text = try optionalString("subscription_period").get() {
+                guard type == .autoRenewable || type == .nonRenewing else {
+                    return problem("subscription_period", "only subscriptions have a period")
+                }
+                guard let parsed = SubscriptionPeriod(iso8601: text) else {
+                    return problem("subscription_period", "'\(text)' is not a period such as P1M, P7D or P1Y")
+                }
+                period = parsed
+            }
+            return .success(
+                ProductInfo(
+                    productID: productID, type: type, title: title, contentVersion: version,
+                    description: description, publishedAt: publishedAt, subscriptionPeriod: period))
+        } catch {
+            return .failure(error)
+        }
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// Which store verifies receipts.
+public enum StoreMode: String, Sendable, CaseIterable, Codable {
+    /// The built-in sandbox store: issues receipts and answers `verifyReceipt` itself (the default).
+    case sandbox
+    /// Apple's App Store `verifyReceipt` endpoints (or any server that speaks that contract).
+    case appstore
+}
+
+/// Everything the server needs to run. The defaults are the embedded configuration: content from `./content`, the
+/// sandbox store, a SQLite ledger and a generated signing key in `./.kiosk`.
+public struct ServerConfiguration: Sendable {
+    /// The address to bind.
+    public var host: String = "127.0.0.1"
+    /// The port to bind; 0 binds an ephemeral port.
+    public var port: Int = 8080
+    /// The folder holding `<product_id>/Info.json` and `<product_id>/Contents/…`.
+    public var contentDirectory: URL = URL(fileURLWithPath: "content")
+    /// The folder for the ledger, the hash cache and generated keys.
+    public var dataDirectory: URL = URL(fileURLWithPath: ".kiosk")
+    /// Which store verifies receipts.
+    public var store: StoreMode = .sandbox
+    /// The app's bundle ID: receipts for another app are refused.
+    public var bundleID: String = "com.example.kiosk"
+    /// Apple's production `verifyReceipt` URL (used with `--store appstore`).
+    public var productionVerifyURL: URL = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!
+    /// Apple's sandbox `verifyReceipt` URL (used with `--store appstore`).
+    public var sandboxVerifyURL: URL = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!
+    /// The app-specific shared secret sent as `password` (from `KIOSK_SHARED_SECRET`). Never logged.
+    public var sharedSecret: String?
+    /// The grant signing secret (from `KIOSK_GRANT_SECRET`); when nil a key is generated into the data directory.
+    public var grantSecret: String?
+    /// The key ID announced with `grantSecret` (from `KIOSK_GRANT_KEY_ID`), so keys can rotate.
+    public var grantKeyID: String = "env"
+    /// Earlier grant secrets still accepted while their tokens live, as `id:secret,id:secret`
+    /// (from `KIOSK_GRANT_PREVIOUS_KEYS`).
+    public var previousGrantKeys: String?
+    /// How long a grant token opens content.
+    public var grantLifetime: Duration = .seconds(15 * 60)
+    /// How long a verified receipt is answered from the cache.
+    public var receiptCacheTTL: Duration = .seconds(60)
+    /// How long one call to the store may take.
+    public var storeTimeout: Duration = .seconds(15)
+    /// How often the content folder is checked for changes (0 disables; SIGHUP always reloads).
+    public var reloadInterval: Duration = .seconds(10)
+    /// The most ranges one `Range` header may ask for before the server answers the whole file.
+    public var maxRangesPerRequest: Int = 16
+    /// The size of the chunks read from disk and written to the socket.
+    public var streamChunkSize: Int = 256 * 1024
+    /// The largest request body accepted on JSON endpoints other than receipts (receipts allow 3 MiB + envelope).
+    public var maxJSONBodySize: Int = 64 * 1024
+
+    /// Creates the default (embedded) configuration.
+    public init() {}
+
+    /// The configuration with secrets taken from the environment: `KIOSK_SHARED_SECRET`, `KIOSK_GRANT_SECRET`,
+    /// `KIOSK_GRANT_KEY_ID` and `KIOSK_GRANT_PREVIOUS_KEYS`.
+    public mutating func applyEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) {
+        if let secret = environment["KIOSK_SHARED_SECRET"], !secret.isEmpty { sharedSecret = secret }
+        if let secret = environment["KIOSK_GRANT_SECRET"], !secret.isEmpty { grantSecret = secret }
+        if let keyID = environment["KIOSK_GRANT_KEY_ID"], !keyID.isEmpty { grantKeyID = keyID }
+        if let keys = environment["KIOSK_GRANT_PREVIOUS_KEYS"], !keys.isEmpty { previousGrantKeys = keys }
+    }
+}

@@ -1,0 +1,82 @@
+import Crypto
+import Foundation
+import KioskCore
+
+/// What a grant token says: which product version it opens, for which transaction, until when.
+public struct GrantClaims: Codable, Sendable, Hashable {
+    /// The product the token opens.
+    public var productID: String
+    /// The content version the token opens.
+    public var contentVersion: String
+    /// The store transaction that paid for it (for audit and revocation).
+    public var transactionID: String
+    /// Expiry, in whole seconds since 1970.
+    public var expiresAt: Int64
+
+    enum CodingKeys: String, CodingKey {
+        case productID = "p"
+        case contentVersion = "v"
+        case transactionID = "t"
+        case expiresAt = "exp"
+    }
+}
+
+/// Signs and checks grant tokens: `v1.<key id>.<base64url claims>.<base64url HMAC-SHA-256>`.
+///
+/// The MAC covers everything before it, so neither the claims nor the key ID can be changed; it is compared in
+/// constant time.
+public struct GrantSigner: Sendable {
+    private let keyring: GrantKeyring
+
+    /// Creates a signer over a keyring.
+    public init(keyring: GrantKeyring) { self.keyring = keyring }
+
+    /// A token for `claims`, signed with the current key.
+    public func sign(_ claims: GrantClaims) -> String {
+        let payload = base64URL(try! JSONEncoder().encode(claims))  // encoding plain strings and integers cannot fail
+        let signed = "v1.\(keyring.currentKeyID).\(payload)"
+        let mac = HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: keyring.currentKey)
+        return signed + "." + base64URL(Data(mac))
+    }
+
+    /// Checks a token's signature and expiry and returns its claims, or the reason it does not open anything.
+    public func verify(_ token: String, now: Date) -> Result<GrantClaims, APIError> {
+        let invalid = APIError(.tokenInvalid, "The download token is not valid. Ask for a new grant.")
+        guard token.utf8.count <= 2048 else { return .failure(invalid) }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "v1", let key = keyring.key(for: String(parts[1])),
+            let mac = dataFromBase64URL(parts[3]), let payload = dataFromBase64URL(parts[2])
+        else { return .failure(invalid) }
+        let signed = parts[0...2].joined(separator: ".")
+        guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(signed.utf8), using: key),
+            let claims = try? JSONDecoder().decode(GrantClaims.self, from: payload)
+        else { return .failure(invalid) }
+        guard Int64(now.timeIntervalSince1970) < claims.expiresAt else {
+            return .failure(APIError(.tokenExpired, "The download token has expired. Ask for a new grant with the same receipt."))
+        }
+        return .success(claims)
+    }
+
+    /// Checks that verified claims open `productID` at `contentVersion`.
+    public static func checkScope(_ claims: GrantClaims, productID: String, contentVersion: String) -> APIError? {
+        guard claims.productID == productID, claims.contentVersion == contentVersion else {
+            return APIError(.tokenScope, "This download token is for another product or version.")
+        }
+        return nil
+    }
+}
+
+private func base64URL(_ data: Data) -> String {
+    data.base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-")
+        .replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+}
+
+private func dataFromBase64URL(_ text: Substring) -> Data? {
+    guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") })
+    else { return nil }
+    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+    return Data(base64Encoded: base64)
+}

@@ -1,0 +1,42 @@
+import Hummingbird
+import KioskCore
+import Logging
+
+/// Turns every error into the JSON envelope of API.md and counts every answer in the metrics.
+///
+/// ``APIError``s keep their code; the framework's own errors (unknown route, bad method) are translated; anything
+/// else is logged and answered as a 500 that reveals nothing internal.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServerMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let started = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as APIError {
+            response = JSONIO.errorResponse(error)
+        } catch let error as HTTPResponseError {
+            response = JSONIO.errorResponse(Self.translate(error.status, request: request))
+        } catch {
+            context.logger.error("unexpected error", metadata: ["error": "\(String(reflecting: type(of: error)))"])
+            response = JSONIO.errorResponse(APIError(.internalError, "The server met an unexpected error."))
+        }
+        metrics.recordRequest(
+            method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: response.status.code,
+            duration: ContinuousClock.now - started)
+        return response
+    }
+
+    private static func translate(_ status: HTTPResponse.Status, request: Request) -> APIError {
+        switch status.code {
+        case 404: APIError(.notFound, "There is nothing at \(request.method.rawValue) \(request.uri.path).")
+        case 405: APIError(.methodNotAllowed, "\(request.method.rawValue) is not allowed on \(request.uri.path).")
+        case 413: APIError(.payloadTooLarge, "The request body is too large.")
+        case 400..<500: APIError(.badRequest, "The request is not valid (\(status.code)).")
+        default: APIError(.internalError, "The server met an unexpected error.")
+        }
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import KioskCore
+
+/// `GET`/`HEAD /v1/content/<product_id>/<content_version>/<path>`: the grant-gated file server, with exact RFC 9110
+/// range semantics from ``RangeRequestEvaluator``.
+struct ContentRoutes {
+    let catalog: ContentCatalog
+    let signer: GrantSigner
+    let metrics: ServerMetrics
+    let evaluator: RangeRequestEvaluator
+    let chunkSize: Int
+    let now: @Sendable () -> Date
+
+    private static let prefix = "/v1/content/"
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/v1/content/**") { request, _ in try await self.serve(request, isHead: false) }
+        router.head("/v1/content/**") { request, _ in try await self.serve(request, isHead: true) }
+    }
+
+    /// The product, version and file a content path names, decoded and checked.
+    struct ContentPath: Equatable {
+        var productID: String
+        var version: String
+        var filePath: String
+    }
+
+    /// Splits and percent-decodes a raw request path. Any traversal (`..`, `.`, empty segments, an encoded `/` or
+    /// NUL) or an identifier outside the safe alphabet is refused.
+    static func parse(rawPath: String) -> ContentPath? {
+        guard rawPath.hasPrefix(prefix), rawPath.utf8.count <= 2048 else { return nil }
+        let rawSegments = rawPath.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        guard rawSegments.count >= 3 else { return nil }
+        var segments: [String] = []
+        for raw in rawSegments {
+            guard let decoded = String(raw).removingPercentEncoding, !decoded.isEmpty,
+                !decoded.contains("/"), !decoded.contains("\0")
+            else { return nil }
+            segments.append(decoded)
+        }
+        let filePath = segments[2...].joined(separator: "/")
+        guard Identifiers.isValidProductID(segments[0]), Identifiers.isValidContentVersion(segments[1]),
+            Identifiers.isValidFilePath(filePath)
+        else { return nil }
+        return ContentPath(productID: segments[0], version: segments[1], filePath: filePath)
+    }
+
+    /// The bearer token: `Authorization: Bearer <token>`, or `?token=` for clients that cannot set headers.
+    static func token(from request: Request) -> String? {
+        if let authorization = request.headers[.authorization] {
+            let parts = authorization.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" {
+                return parts[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return request.uri.queryParameters.get("token")
+    }
+
+    func serve(_ request: Request, isHead: Bool) async throws -> Response {
+        guard let token = Self.token(from: request), !token.isEmpty else {
+            throw APIError(
+                .tokenMissing, "This content needs a download token: send Authorization: Bearer <token> from a grant.",
+                headers: ["WWW-Authenticate": "Bearer"])
+        }
+        let claims = try signer.verify(token, now: now()).get()
+        guard let path = Self.parse(rawPath: request.uri.path) else {
+            throw APIError.badRequest("The content path is not valid.")
+        }
+        if let scopeError = GrantSigner.checkScope(claims, productID: path.productID, contentVersion: path.version) {
+            throw scopeError
+        }
+        var file = try resolve(path, in: catalog.snapshot)
+        if !Self.isUnchanged(file) {
+            // The file changed on disk since the catalog was built: reload and answer from the new manifest.
+            file = try resolve(path, in: await catalog.reload())
+        }
+        return try respond(to: request, file: file, isHead: isHead)
+    }
+
+    private func resolve(_ path: ContentPath, in snapshot: CatalogSnapshot) throws -> ManifestFile {
+        guard let product = snapshot.products[path.productID] else {
+            throw APIError.notFound("There is no product '\(path.productID)'.")
+        }
+        guard product.info.contentVersion == path.version else {
+            throw APIError(
+                .versionGone,
+                "Version \(path.version) of '\(path.productID)' is no longer served; ask for a new grant.")
+        }
+        guard let file = product.file(atPath: path.filePath) else {
+            throw APIError.notFound("'\(path.productID)' has no file '\(path.filePath)'.")
+        }
+        return file
+    }
+
+    private static func isUnchanged(_ file: ManifestFile) -> Bool {
+        guard let stat = CatalogLoader.stat(atPath: file.absolutePath) else { return false }
+        return stat.size == file.length && stat.modifiedNanoseconds == file.modifiedNanoseconds
+    }
+
+    private func respond(to request: Request, file: ManifestFile, isHead: Bool) throws -> Response {
+        let representation = RepresentationMetadata(
+            length: file.length, entityTag: file.entityTag, lastModified: file.lastModified)
+        var headers: HTTPFields = [
+            .eTag: file.entityTag.headerValue,
+            .lastModified: HTTPDate.format(file.lastModified),
+            .acceptRanges: "bytes",
+            .cacheControl: "private",
+        ]
+        headers[HTTPField.Name("Repr-Digest")!] = file.representationDigest
+        let contentType = MediaTypes.forPath(file.path)
+        let decision = evaluator.evaluate(
+            method: isHead, range: request.headers[.range], ifRange: request.headers[.ifRange],
+            representation: representation)
+        let fileBody = FileBody(file: file, chunkSize: chunkSize, metrics: metrics)
+        switch decision {
+        case .full:
+            headers[.contentType] = contentType
+            if isHead {
+                headers[.contentLength] = String(file.length)
+                return Response(status: .ok, headers: headers)
+            }
+            let segments: [FileBody.Segment] = file.length > 0 ? [.file(ByteRange(first: 0, last: file.length - 1))] : []
+            return Response(
+                status: .ok, headers: headers, body: fileBody.body(segments: segments, contentLength: file.length))
+        case .single(let range):
+            headers[.contentType] = contentType
+            headers[.contentRange] = ContentRange.satisfied(range, completeLength: file.length).headerValue
+            return Response(
+                status: .partialContent, headers: headers,
+                body: fileBody.body(segments: [.file(range)], contentLength: range.length))
+        case .multiple(let ranges):
+            guard
+                let plan = MultipartByteRangesPlan(
+                    ranges: ranges, completeLength: file.length, partContentType: contentType,
+                    boundary: MultipartByteRangesPlan.randomBoundary())
+            else { throw APIError(.internalError, "The multipart answer could not be planned.") }
+            headers[.contentType] = plan.contentType
+            return Response(
+                status: .partialContent, headers: headers,
+                body: fileBody.body(segments: plan.segments, contentLength: plan.contentLength))
+        case .unsatisfiable:
+            throw APIError(
+                .rangeNotSatisfiable,
+                "The requested range is outside the file, which is \(file.length) bytes long.",
+                headers: [
+                    "Content-Range": ContentRange.unsatisfied(completeLength: file.length).headerValue,
+                    "Accept-Ranges": "bytes",
+                ])
+        }
+    }
+}
+
+/// Content types for the files Kiosk typically serves.
+enum MediaTypes {
+    static func forPath(_ path: String) -> String {
+        let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        return switch ext {
+        case "pdf": "application/pdf"
+        case "epub": "application/epub+zip"
+        case "json": "application/json"
+        case "txt", "md": "text/plain; charset=utf-8"
+        case "html", "htm": "text/html; charset=utf-8"
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "zip": "application/zip"
+        default: "application/octet-stream"
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Hummingbird
+import KioskCore
+
+/// The sandbox store's endpoints (`/sandbox/…`), served only with `--store sandbox`.
+struct SandboxRoutes {
+    let store: SandboxStore
+    /// The verifier whose cached answers a refund makes stale.
+    let verifier: ReceiptVerifier
+    let bodyLimit: Int
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post("/sandbox/purchases") { request, _ in
+            let purchase = try await JSONIO.decodeBody(SandboxPurchaseRequest.self, from: request, limit: bodyLimit)
+            return try JSONIO.response(try await store.purchase(purchase), status: .created)
+        }
+        router.post("/sandbox/refunds") { request, _ in
+            let refund = try await JSONIO.decodeBody(SandboxRefundRequest.self, from: request, limit: bodyLimit)
+            let answer = try await store.refund(refund)
+            await verifier.invalidateCache()
+            return try JSONIO.response(answer)
+        }
+        // Apple's contract: always HTTP 200, the outcome in `status`. This endpoint is the sandbox environment.
+        router.post("/sandbox/verifyReceipt") { request, _ in
+            let body = try await JSONIO.readBody(request, limit: PurchaseRoutes.receiptBodyLimit)
+            let answer = try await store.verifyReceipt(body: Data(buffer: body), environment: .sandbox)
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json"
+            return Response(
+                status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(answer))))
+        }
+    }
+}

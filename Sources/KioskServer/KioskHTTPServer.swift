@@ -1,0 +1,131 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import KioskCore
+import Logging
+import NIOCore
+import ServiceLifecycle
+import UnixSignals
+
+/// The Kiosk server: the catalog, the receipt-gated grants and the range-exact content streams of API.md, with
+/// the sandbox store when configured, all over one Hummingbird application.
+///
+/// ```swift
+/// let server = try await KioskHTTPServer(configuration: ServerConfiguration(), logger: logger)
+/// try await server.run { address in print("Kiosk listening on \(address)") }
+/// ```
+public struct KioskHTTPServer: Sendable {
+    /// What the server was started with.
+    public let configuration: ServerConfiguration
+    /// The live catalog (reload it after changing the content folder).
+    public let catalog: ContentCatalog
+    /// The server's metrics, also served on `/metrics`.
+    public let metrics: ServerMetrics
+    /// The ledger of verified transactions.
+    public let ledger: any Ledger
+    private let database: EmbeddedDatabase
+    private let responder: RouterResponder<BasicRequestContext>
+    private let logger: Logger
+
+    /// Prepares everything the server needs: the data directory, the database, the catalog (hashing new files),
+    /// the signing keys and the store. Throws when the data directory or the keys cannot be set up.
+    public init(configuration: ServerConfiguration, logger: Logger) async throws {
+        self.configuration = configuration
+        self.logger = logger
+        try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+        let database = try await EmbeddedDatabase.open(in: configuration.dataDirectory, logger: logger)
+        self.database = database
+        let catalog = await ContentCatalog(
+            contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger)
+        self.catalog = catalog
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+        let ledger = try await SQLLedger(database: database.sql)
+        self.ledger = ledger
+        let keyring =
+            try configuration.grantSecret.map {
+                try GrantKeyring.fromSecret(
+                    $0, keyID: configuration.grantKeyID, previous: configuration.previousGrantKeys)
+            } ?? GrantKeyring.loadOrCreate(in: configuration.dataDirectory)
+        let signer = GrantSigner(keyring: keyring)
+
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ErrorMiddleware(metrics: metrics))
+        let transport: any StoreTransport
+        let productionURL: URL
+        let sandboxURL: URL
+        var sandboxStore: SandboxStore?
+        switch configuration.store {
+        case .sandbox:
+            let store = try await SandboxStore(
+                database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
+                bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret)
+            sandboxStore = store
+            transport = SandboxStoreTransport(store: store)
+            (productionURL, sandboxURL) = (SandboxStoreTransport.productionURL, SandboxStoreTransport.sandboxURL)
+        case .appstore:
+            transport = HTTPStoreTransport(client: .shared)
+            (productionURL, sandboxURL) = (configuration.productionVerifyURL, configuration.sandboxVerifyURL)
+        }
+        let verifier = ReceiptVerifier(
+            transport: transport, productionURL: productionURL, sandboxURL: sandboxURL,
+            sharedSecret: configuration.sharedSecret, requestTimeout: configuration.storeTimeout,
+            cacheTTL: configuration.receiptCacheTTL,
+            onStoreCall: { report in
+                metrics.recordStoreCall(
+                    environment: report.environment.rawValue, status: report.outcome.label, duration: report.duration)
+            })
+        if let sandboxStore {
+            SandboxRoutes(store: sandboxStore, verifier: verifier, bodyLimit: configuration.maxJSONBodySize)
+                .register(on: router)
+        }
+        let now: @Sendable () -> Date = { Date() }
+        OperationsRoutes(metrics: metrics, verifier: verifier).register(on: router)
+        CatalogRoutes(catalog: catalog).register(on: router)
+        PurchaseRoutes(
+            catalog: catalog, verifier: verifier, policy: EntitlementPolicy(bundleID: configuration.bundleID),
+            ledger: ledger, signer: signer, metrics: metrics, grantLifetime: configuration.grantLifetime, now: now
+        ).register(on: router)
+        ContentRoutes(
+            catalog: catalog, signer: signer, metrics: metrics,
+            evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
+            chunkSize: configuration.streamChunkSize, now: now
+        ).register(on: router)
+        self.responder = router.buildResponder()
+    }
+
+    /// Serves until cancelled or until one of `gracefulShutdownSignals` arrives, then lets in-flight responses
+    /// finish and closes the database. `onListening` is called with the bound `http://host:port` once the server
+    /// accepts connections (useful with port 0).
+    public func run(
+        gracefulShutdownSignals: [UnixSignal] = [],
+        reloadOnSIGHUP: Bool = false,
+        onListening: @escaping @Sendable (_ address: String, _ port: Int) async -> Void = { _, _ in }
+    ) async throws {
+        let host = configuration.host
+        let app = Application(
+            responder: responder,
+            server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: nil),
+            services: [
+                CatalogReloadService(
+                    catalog: catalog, interval: configuration.reloadInterval, trapSIGHUP: reloadOnSIGHUP,
+                    logger: logger)
+            ],
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                let shownHost = host.contains(":") ? "[\(host)]" : host
+                await onListening("http://\(shownHost):\(port)", port)
+            },
+            logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            try? await database.close()
+            throw error
+        }
+        try await database.close()
+    }
+}

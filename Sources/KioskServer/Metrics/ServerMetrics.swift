@@ -1,0 +1,78 @@
+import CoreMetrics
+import Foundation
+import NIOConcurrencyHelpers
+import Prometheus
+
+/// The figures an operator watches, kept per server instance in its own Prometheus registry and exposed in the
+/// Prometheus text format on `/metrics`.
+public final class ServerMetrics: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+
+    /// Bytes of content written to clients.
+    private let contentBytesSent: CoreMetrics.Counter
+    private let contentBytesSentTotal = NIOLockedValueBox<Int64>(0)
+    /// Content responses streaming right now.
+    public let activeStreams: CoreMetrics.Meter
+
+    /// Creates a fresh registry.
+    public init() {
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        self.factory = PrometheusMetricsFactory(registry: registry)
+        contentBytesSent = Counter(label: "kiosk_content_bytes_sent_total", factory: factory)
+        activeStreams = Meter(label: "kiosk_content_active_streams", factory: factory)
+    }
+
+    /// Counts content bytes written to a client.
+    func countContentBytes(_ count: Int) {
+        contentBytesSent.increment(by: count)
+        contentBytesSentTotal.withLockedValue { $0 += Int64(count) }
+    }
+
+    /// All content bytes written to clients since the server started (what tests use to prove that a resumed
+    /// download did not fetch bytes again).
+    public var contentBytesSentSoFar: Int64 { contentBytesSentTotal.withLockedValue { $0 } }
+
+    /// Counts one answered request.
+    func recordRequest(method: String, route: String, status: Int, duration: Duration) {
+        let dimensions = [("method", method), ("route", route), ("status", String(status))]
+        Counter(label: "kiosk_http_requests_total", dimensions: dimensions, factory: factory).increment()
+        Timer(label: "kiosk_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+            .record(duration: duration)
+    }
+
+    /// Counts one grant issued, or refused with an error code.
+    func recordGrant(refusal code: String?) {
+        if let code {
+            Counter(label: "kiosk_grants_refused_total", dimensions: [("reason", code)], factory: factory).increment()
+        } else {
+            Counter(label: "kiosk_grants_issued_total", factory: factory).increment()
+        }
+    }
+
+    /// Counts one call to the store with the status it answered (`transport_error` when there was no answer).
+    func recordStoreCall(environment: String, status: String, duration: Duration) {
+        let dimensions = [("environment", environment), ("status", status)]
+        Counter(label: "kiosk_store_verifications_total", dimensions: dimensions, factory: factory).increment()
+        Timer(label: "kiosk_store_verification_duration_seconds", dimensions: [("environment", environment)], factory: factory)
+            .record(duration: duration)
+    }
+
+    /// Publishes the receipt cache's counts (read from the verifier when metrics are scraped).
+    func recordReceiptCache(_ statistics: ReceiptCacheStatistics) {
+        for (name, value) in [
+            ("hits", statistics.hits), ("misses", statistics.misses), ("coalesced", statistics.coalesced),
+            ("evictions", statistics.evictions), ("entries", statistics.entries),
+        ] {
+            Gauge(label: "kiosk_receipt_cache_\(name)", factory: factory).record(value)
+        }
+    }
+
+    /// The Prometheus text exposition of every metric.
+    public func exposition() -> String {
+        var buffer = [UInt8]()
+        registry.emit(into: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+}

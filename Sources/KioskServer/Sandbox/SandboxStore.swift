@@ -1,0 +1,232 @@
+import Crypto
+import Foundation
+import KioskCore
+import SQLKit
+
+/// The built-in store of the embedded default: it sells the catalog's products to named sandbox users, issues signed
+/// receipts, answers Apple's `verifyReceipt` contract from its own records, and takes refunds.
+///
+/// Its records live in the embedded database (`sandbox_purchases`), so purchases survive a restart.
+public struct SandboxStore: Sendable {
+    private let database: any SQLDatabase
+    private let signingKey: SymmetricKey
+    private let catalog: ContentCatalog
+    private let bundleID: String
+    private let sharedSecret: String?
+    private let now: @Sendable () -> Date
+
+    /// Opens the store over `database`, creating its table, with the receipt signing key kept in `dataDirectory`.
+    public init(
+        database: any SQLDatabase, dataDirectory: URL, catalog: ContentCatalog, bundleID: String,
+        sharedSecret: String?, now: @escaping @Sendable () -> Date = Date.init
+    ) async throws {
+        self.database = database
+        self.signingKey = try Self.loadOrCreateKey(at: dataDirectory.appendingPathComponent("sandbox-receipt.key"))
+        self.catalog = catalog
+        self.bundleID = bundleID
+        self.sharedSecret = sharedSecret
+        self.now = now
+        try await database.create(table: "sandbox_purchases").ifNotExists()
+            .column("transaction_id", type: .text, .primaryKey(autoIncrement: false))
+            .column("original_transaction_id", type: .text, .notNull)
+            .column("user_name", type: .text, .notNull)
+            .column("product_id", type: .text, .notNull)
+            .column("quantity", type: .int, .notNull)
+            .column("purchase_date_ms", type: .bigint, .notNull)
+            .column("expires_date_ms", type: .bigint)
+            .column("cancellation_date_ms", type: .bigint)
+            .run()
+        try await database.raw("CREATE INDEX IF NOT EXISTS sandbox_purchases_user ON sandbox_purchases (user_name)").run()
+    }
+
+    // MARK: Purchases
+
+    /// Buys `request.productID` for a sandbox user and returns the user's new receipt.
+    ///
+    /// A non-consumable the user already owns is not bought twice (the existing transaction is returned, as the App
+    /// Store restores it); buying an auto-renewable subscription that is still running renews it from its expiry.
+    public func purchase(_ request: SandboxPurchaseRequest) async throws -> SandboxPurchaseResponse {
+        guard Identifiers.isValidProductID(request.productID) else {
+            throw APIError.badRequest("'\(request.productID.prefix(64))' is not a valid product ID.")
+        }
+        guard let product = catalog.snapshot.products[request.productID] else {
+            throw APIError.notFound("The sandbox store does not sell '\(request.productID)'.")
+        }
+        let user = request.user ?? "default"
+        guard Self.isValidUser(user) else {
+            throw APIError.badRequest("A sandbox user name is 1 to 64 letters, digits, '.', '_', '@' or '-'.")
+        }
+        let quantity = request.quantity ?? 1
+        guard (1...100).contains(quantity) else { throw APIError.badRequest("The quantity must be 1 to 100.") }
+        guard quantity == 1 || product.info.type == .consumable else {
+            throw APIError.badRequest("Only consumable products can be bought more than one at a time.")
+        }
+        let history = try await purchases(ofUser: user).filter { $0.product_id == request.productID }
+        let now = now()
+        let row: PurchaseRow
+        switch product.info.type {
+        case .nonConsumable:
+            if let owned = history.first(where: { $0.cancellation_date_ms == nil }) {
+                return try await response(for: owned, user: user)
+            }
+            row = PurchaseRow(user: user, productID: request.productID, quantity: 1, purchase: now, expires: nil)
+        case .autoRenewable:
+            let period = product.info.subscriptionPeriod ?? SubscriptionPeriod(iso8601: "P1M")!
+            let running = history.filter { $0.cancellation_date_ms == nil }
+                .max { ($0.expires_date_ms ?? 0) < ($1.expires_date_ms ?? 0) }
+            if let running, let expiry = running.expires_date_ms, expiry > now.millisecondsSince1970 {
+                let start = Date(milliseconds: expiry)
+                row = PurchaseRow(
+                    user: user, productID: request.productID, quantity: 1, purchase: start,
+                    expires: period.end(from: start), originalTransactionID: running.original_transaction_id)
+            } else {
+                row = PurchaseRow(
+                    user: user, productID: request.productID, quantity: 1, purchase: now, expires: period.end(from: now))
+            }
+        case .nonRenewing:
+            row = PurchaseRow(
+                user: user, productID: request.productID, quantity: 1, purchase: now,
+                expires: product.info.subscriptionPeriod?.end(from: now))
+        case .consumable:
+            row = PurchaseRow(user: user, productID: request.productID, quantity: quantity, purchase: now, expires: nil)
+        }
+        try await database.insert(into: "sandbox_purchases").model(row).run()
+        return try await response(for: row, user: user)
+    }
+
+    /// Marks a transaction refunded; refunding it again keeps the first cancellation date.
+    public func refund(_ request: SandboxRefundRequest) async throws -> SandboxRefundResponse {
+        guard var row = try await purchase(transactionID: request.transactionID) else {
+            throw APIError.notFound("The sandbox store has no transaction '\(request.transactionID.prefix(64))'.")
+        }
+        if row.cancellation_date_ms == nil {
+            row.cancellation_date_ms = now().millisecondsSince1970
+            try await database.update("sandbox_purchases")
+                .set("cancellation_date_ms", to: row.cancellation_date_ms)
+                .where("transaction_id", .equal, row.transaction_id)
+                .run()
+        }
+        return SandboxRefundResponse(
+            transactionID: row.transaction_id, cancellationDate: Date(milliseconds: row.cancellation_date_ms!))
+    }
+
+    // MARK: verifyReceipt
+
+    /// Answers a `verifyReceipt` request body as Apple's endpoint for `environment` would: the sandbox store's
+    /// receipts are sandbox receipts, so the production endpoint answers 21007.
+    public func verifyReceipt(body: Data, environment: StoreEnvironment) async throws -> AppleVerifyReceiptResponse {
+        guard let request = try? JSONDecoder().decode(AppleVerifyReceiptRequest.self, from: body) else {
+            return AppleVerifyReceiptResponse(status: 21000)
+        }
+        guard let receipt = SandboxReceipt.decode(request.receiptData, signingKey: signingKey),
+            receipt.bundleID == bundleID
+        else { return AppleVerifyReceiptResponse(status: 21002) }
+        if let sharedSecret, request.password != sharedSecret {
+            return AppleVerifyReceiptResponse(status: 21004)
+        }
+        guard environment == .sandbox else { return AppleVerifyReceiptResponse(status: 21007) }
+        let all = try await purchases(ofUser: receipt.user)
+        let listed = Set(receipt.transactionIDs)
+        let inApp = all.filter { listed.contains($0.transaction_id) }.map(\.appleTransaction)
+        let subscriptionProducts = Set(
+            catalog.snapshot.products.values.filter { $0.info.type == .autoRenewable }.map(\.info.productID))
+        var latest = all.filter { subscriptionProducts.contains($0.product_id) }
+            .sorted { $0.purchase_date_ms > $1.purchase_date_ms }
+        if request.excludeOldTransactions == true {
+            var seen = Set<String>()
+            latest = latest.filter { seen.insert($0.original_transaction_id).inserted }
+        }
+        let now = now()
+        let appReceipt = AppleAppReceipt(
+            receiptType: "ProductionSandbox", bundleID: bundleID, applicationVersion: "1",
+            originalApplicationVersion: "1.0", creationDate: Date(milliseconds: receipt.createdAt), requestDate: now,
+            inApp: inApp)
+        let fresh = SandboxReceipt(
+            bundleID: bundleID, user: receipt.user, createdAt: now.millisecondsSince1970,
+            transactionIDs: all.map(\.transaction_id))
+        return AppleVerifyReceiptResponse(
+            status: 0, environment: .sandbox, receipt: .app(appReceipt),
+            latestReceiptInfo: latest.isEmpty ? nil : latest.map(\.appleTransaction),
+            latestReceipt: try fresh.encoded(signingKey: signingKey))
+    }
+
+    // MARK: Records
+
+    private func response(for row: PurchaseRow, user: String) async throws -> SandboxPurchaseResponse {
+        let all = try await purchases(ofUser: user)
+        let receipt = SandboxReceipt(
+            bundleID: bundleID, user: user, createdAt: now().millisecondsSince1970,
+            transactionIDs: all.map(\.transaction_id))
+        return SandboxPurchaseResponse(
+            receiptData: try receipt.encoded(signingKey: signingKey), transactionID: row.transaction_id,
+            originalTransactionID: row.original_transaction_id, productID: row.product_id,
+            purchaseDate: Date(milliseconds: row.purchase_date_ms),
+            expiresDate: row.expires_date_ms.map(Date.init(milliseconds:)))
+    }
+
+    private func purchases(ofUser user: String) async throws -> [PurchaseRow] {
+        try await database.select().column("*").from("sandbox_purchases")
+            .where("user_name", .equal, user)
+            .orderBy("purchase_date_ms")
+            .all(decoding: PurchaseRow.self)
+    }
+
+    private func purchase(transactionID: String) async throws -> PurchaseRow? {
+        try await database.select().column("*").from("sandbox_purchases")
+            .where("transaction_id", .equal, transactionID)
+            .first(decoding: PurchaseRow.self)
+    }
+
+    private static func isValidUser(_ user: String) -> Bool {
+        !user.isEmpty && user.utf8.count <= 64
+            && user.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._@-".unicodeScalars.contains($0)) }
+    }
+
+    /// The 256-bit receipt signing key in `url`, generated (owner-readable only) when absent.
+    private static func loadOrCreateKey(at url: URL) throws -> SymmetricKey {
+        if let data = try? Data(contentsOf: url), data.count == 32 { return SymmetricKey(data: data) }
+        let key = SymmetricKey(size: .bits256)
+        let data = key.withUnsafeBytes { Data($0) }
+        guard FileManager.default.createFile(atPath: url.path, contents: data, attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path]) }
+        return key
+    }
+
+    /// A row of `sandbox_purchases`, named as the columns are.
+    private struct PurchaseRow: Codable {
+        var transaction_id: String
+        var original_transaction_id: String
+        var user_name: String
+        var product_id: String
+        var quantity: Int
+        var purchase_date_ms: Int64
+        var expires_date_ms: Int64?
+        var cancellation_date_ms: Int64?
+
+        init(
+            user: String, productID: String, quantity: Int, purchase: Date, expires: Date?,
+            originalTransactionID: String? = nil
+        ) {
+            let id = Self.newTransactionID()
+            transaction_id = id
+            original_transaction_id = originalTransactionID ?? id
+            user_name = user
+            product_id = productID
+            self.quantity = quantity
+            purchase_date_ms = purchase.millisecondsSince1970
+            expires_date_ms = expires?.millisecondsSince1970
+            cancellation_date_ms = nil
+        }
+
+        /// A 16-digit transaction ID in the style of Apple's sandbox (`2000000…`).
+        static func newTransactionID() -> String { "2" + String(UInt64.random(in: 100_000_000_000_000..<1_000_000_000_000_000)) }
+
+        var appleTransaction: AppleTransaction {
+            AppleTransaction(
+                productID: product_id, transactionID: transaction_id, originalTransactionID: original_transaction_id,
+                purchaseDate: Date(milliseconds: purchase_date_ms), expiresDate: expires_date_ms.map(Date.init(milliseconds:)),
+                cancellationDate: cancellation_date_ms.map(Date.init(milliseconds:)),
+                cancellationReason: cancellation_date_ms == nil ? nil : 0, quantity: quantity)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+/// Exponential backoff with "equal jitter": retry *n* waits between half and all of
+/// `min(maximumDelay, initialDelay × multiplierⁿ⁻¹)`.
+///
+/// With the defaults the ceilings are 250 ms, 500 ms, 1 s, 2 s, 4 s, 4 s, …; half of each wait is fixed, so a
+/// retry never comes too soon, and the random half spreads the retries of many servers apart.
+public struct ExponentialBackoff: Sendable, Hashable {
+    /// The ceiling of the first retry's wait.
+    public var initialDelay: Duration
+    /// The factor between successive ceilings.
+    public var multiplier: Int
+    /// The largest ceiling.
+    public var maximumDelay: Duration
+
+    /// Creates a backoff; by default 250 ms doubling up to 4 s.
+    public init(initialDelay: Duration = .milliseconds(250), multiplier: Int = 2, maximumDelay: Duration = .seconds(4))
+    {
+        precondition(initialDelay > .zero && multiplier >= 1 && maximumDelay >= initialDelay, "Invalid backoff")
+        self.initialDelay = initialDelay
+        self.multiplier = multiplier
+        self.maximumDelay = maximumDelay
+    }
+
+    /// The longest wait before retry `retry` (1 for the first retry).
+    public func ceiling(forRetry retry: Int) -> Duration {
+        var ceiling = initialDelay
+        for _ in 1..<max(1, retry) {
+            ceiling = ceiling * multiplier
+            if ceiling >= maximumDelay { return maximumDelay }
+        }
+        return min(ceiling, maximumDelay)
+    }
+
+    /// The wait before retry `retry` for a random `unit` in `0 ..< 1`: `ceiling / 2 + unit × ceiling / 2`.
+    public func delay(forRetry retry: Int, unit: Double) -> Duration {
+        let half = Self.nanoseconds(ceiling(forRetry: retry)) / 2
+        let unit = min(max(unit, 0), 1)
+        return .nanoseconds(Int64((half + unit * half).rounded(.down)))
+    }
+
+    /// The wait before retry `retry`, drawing the jitter from `random`.
+    public func delay(forRetry retry: Int, using random: inout JitterSource) -> Duration {
+        delay(forRetry: retry, unit: random.nextUnit())
+    }
+
+    /// A `Retry-After` for a client when retry `retry` would be next: its ceiling in whole seconds, at least one.
+    public func retryAfter(forRetry retry: Int) -> Duration {
+        .seconds(ReceiptVerificationError.wholeSeconds(ceiling(forRetry: retry)))
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
+        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+    }
+}

@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import KioskCore
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `kiosk buy`: buy a product from a server's sandbox store and print the receipt.
+struct BuyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "buy",
+        abstract: "Buy a product from the sandbox store and print the receipt (base64) on standard output.",
+        discussion: """
+            The receipt lists all of the sandbox user's purchases, like an App Store app receipt. The transaction \
+            ID goes to standard error.
+
+            Examples:
+              kiosk buy com.example.kiosk.magazine.2026-11 > receipt.txt
+              kiosk buy com.example.kiosk.coins --quantity 3 --user alice --server http://127.0.0.1:8080
+            """
+    )
+
+    @Argument(help: "The product ID to buy.") var productID: String
+    @Option(help: "The Kiosk server.") var server = "http://127.0.0.1:8080"
+    @Option(help: "The sandbox user buying.") var user: String?
+    @Option(help: "How many (consumables only).") var quantity: Int?
+
+    func run() async throws {
+        guard let base = URL(string: server), base.scheme != nil else {
+            throw ValidationError("'\(server)' is not a URL.")
+        }
+        var request = URLRequest(url: base.appendingPathComponent("sandbox/purchases"))
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpBody = try KioskJSON.encode(SandboxPurchaseRequest(productID: productID, quantity: quantity, user: user))
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == 201 else {
+            let message = (try? KioskJSON.decode(APIErrorEnvelope.self, from: data))
+                .map { "\($0.error.message) (\($0.error.code))" } ?? "HTTP \(status)"
+            FileHandle.standardError.write(Data("kiosk buy: \(message)\n".utf8))
+            throw ExitCode(1)
+        }
+        let purchase = try KioskJSON.decode(SandboxPurchaseResponse.self, from: data)
+        FileHandle.standardError.write(Data("bought \(purchase.productID): transaction \(purchase.transactionID)\n".utf8))
+        print(purchase.receiptData)
+    }
+}

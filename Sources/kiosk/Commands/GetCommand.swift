@@ -1,0 +1,242 @@
+import ArgumentParser
+import Foundation
+import KioskCore
+import KioskKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `kiosk get`: downloads a purchased product into the cache with KioskKit.
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Download a purchased product and print where its content was installed.",
+        discussion: """
+            Asks the server for a grant with the receipt, downloads every file of the product's current version \
+            with resumable range requests, verifies each file's SHA-256 and installs the version under \
+            <cache>/Content/<product_id>/<version>/. Progress is a live bar on a terminal and plain lines \
+            otherwise (on standard error); the installed path is printed on standard output.
+
+            Ctrl-C pauses the download and saves its state in the cache's journal; running the same command \
+            again resumes from the bytes already on disk.
+
+            Examples:
+              kiosk buy com.example.kiosk.magazine.2026-11 > receipt.txt
+              kiosk get com.example.kiosk.magazine.2026-11 --receipt receipt.txt
+              kiosk buy com.example.kiosk.book.swift-server-guide | kiosk get com.example.kiosk.book.swift-server-guide --receipt -
+
+            Exit codes:
+              0    the content is installed (its path is printed)
+              3    not entitled: the receipt was refused or does not include this product
+              1    any other failure (network, integrity, disk full, bad arguments)
+              130  interrupted with Ctrl-C: paused, run again to resume
+            """
+    )
+
+    @Argument(help: "The product to download, e.g. com.example.kiosk.magazine.2026-11.")
+    var productID: String
+
+    @Option(help: ArgumentHelp("A file holding the base64 receipt, or - to read it from standard input.",
+                               valueName: "file"))
+    var receipt: String
+
+    @Option(help: "The Kiosk server.")
+    var server: String = KioskClient.defaultServerURL.absoluteString
+
+    @Option(help: ArgumentHelp("The cache root (default: $XDG_CACHE_HOME/kiosk or ~/.cache/kiosk).", valueName: "dir"))
+    var cache: String?
+
+    func run() async throws {
+        guard let serverURL = URL(string: server), serverURL.scheme != nil else {
+            throw ValidationError("'\(server)' is not a URL.")
+        }
+        let receiptText = try readReceipt()
+        let root = cache.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? CacheLayout.defaultRoot
+        let client = try await KioskClient(serverURL: serverURL, cacheRoot: root)
+        let renderer = ProgressRenderer(isTerminal: isatty(STDERR_FILENO) == 1)
+        let product = productID
+
+        // Ctrl-C: pause, save, exit 130. The journal keeps the download for the next run.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        interrupt.setEventHandler {
+            Task {
+                try? await client.pause(product)
+                await client.close()
+                renderer.finishLine()
+                FileHandle.standardError.write(Data("Paused; run the same command again to resume.\n".utf8))
+                Foundation.exit(130)
+            }
+        }
+        interrupt.resume()
+
+        let events = client.events
+        let code: Int32
+        do {
+            try await client.enqueue(productID: productID, receipt: receiptText, priority: .high)
+            code = await follow(events, client: client, renderer: renderer)
+        } catch {
+            code = report(error, renderer: renderer)
+        }
+        interrupt.cancel()
+        await client.close()
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    private func readReceipt() throws -> String {
+        let data: Data
+        if receipt == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: receipt) else {
+                throw ValidationError("Cannot read the receipt file '\(receipt)'.")
+            }
+            data = contents
+        }
+        var text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // Accept the JSON that `kiosk buy --json` or the sandbox store prints, too.
+        if text.hasPrefix("{"), let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+           let value = object["receipt-data"] as? String {
+            text = value
+        }
+        guard !text.isEmpty else { throw ValidationError("The receipt is empty.") }
+        return text
+    }
+
+    /// Follows the product's events until it is installed, fails or stops; returns the exit code.
+    private func follow(_ events: AsyncStream<KioskEvent>, client: KioskClient, renderer: ProgressRenderer) async -> Int32 {
+        if let snapshot = await client.download(for: productID) { renderer.render(snapshot) }
+        for await event in events {
+            switch event {
+            case .progress(let snapshot) where snapshot.productID == productID:
+                renderer.render(snapshot)
+            case .stateChanged(let snapshot) where snapshot.productID == productID:
+                switch snapshot.state {
+                case .failed(let error):
+                    return report(error, renderer: renderer)
+                case .paused(.insufficientStorage):
+                    renderer.finishLine()
+                    FileHandle.standardError.write(Data(
+                        "kiosk: not enough free space; the download is paused with its bytes kept. Free some space and run again.\n".utf8))
+                    return 1
+                case .cancelled:
+                    renderer.finishLine()
+                    return 1
+                case .waitingToRetry(let until, let attempt):
+                    renderer.note(String(format: "retrying in %.0f s (attempt %d)", max(0, until.timeIntervalSinceNow), attempt))
+                default:
+                    renderer.render(snapshot)
+                }
+            case .installed(let content) where content.productID == productID:
+                renderer.complete(content.totalLength)
+                print(content.directory.path)
+                return 0
+            default:
+                break
+            }
+        }
+        return 1
+    }
+
+    private func report(_ error: KioskError, renderer: ProgressRenderer) -> Int32 {
+        renderer.finishLine()
+        FileHandle.standardError.write(Data("kiosk: \(error.description)\n".utf8))
+        return error.isEntitlementRefusal ? 3 : 1
+    }
+}
+
+/// Draws download progress on standard error: a redrawn bar on a terminal, a line every second otherwise.
+final class ProgressRenderer: Sendable {
+    let isTerminal: Bool
+    private let state = LockedState()
+
+    init(isTerminal: Bool) { self.isTerminal = isTerminal }
+
+    func render(_ snapshot: DownloadSnapshot) {
+        let progress = snapshot.progress
+        guard progress.bytesExpected > 0 else { return }
+        let now = Date()
+        let line = Self.describe(progress, state: snapshot.state)
+        if isTerminal {
+            guard state.shouldDraw(now: now, interval: 0.1) else { return }
+            let width = 24
+            let filled = Int((progress.fraction * Double(width)).rounded(.down))
+            let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+            write("\r\u{1B}[2K[\(bar)] \(line)")
+            state.setDirty(true)
+        } else {
+            guard state.shouldDraw(now: now, interval: 1) else { return }
+            write("\(line)\n")
+        }
+    }
+
+    func note(_ text: String) {
+        finishLine()
+        write("\(text)\n")
+    }
+
+    func complete(_ total: Int64) {
+        if isTerminal {
+            write("\r\u{1B}[2K[\(String(repeating: "#", count: 24))] 100%  \(Self.bytes(total))  done\n")
+            state.setDirty(false)
+        } else {
+            write("100%  \(Self.bytes(total))  done\n")
+        }
+    }
+
+    func finishLine() {
+        if isTerminal, state.setDirty(false) { write("\n") }
+    }
+
+    static func describe(_ progress: DownloadProgress, state: DownloadState) -> String {
+        var parts = [String(format: "%3.0f%%", progress.fraction * 100),
+                     "\(bytes(progress.bytesWritten)) / \(bytes(progress.bytesExpected))"]
+        if progress.bytesPerSecond > 0 { parts.append("\(bytes(Int64(progress.bytesPerSecond)))/s") }
+        if let left = progress.timeRemaining {
+            parts.append("\(duration(left)) left")
+        } else if case .active = state {
+            parts.append("--:-- left")
+        } else {
+            parts.append(state.name)
+        }
+        return parts.joined(separator: "  ")
+    }
+
+    static func bytes(_ count: Int64) -> String { ByteCountFormatter.string(fromByteCount: count, countStyle: .file) }
+
+    static func duration(_ value: Duration) -> String {
+        let seconds = Int(value.components.seconds)
+        if seconds >= 3600 { return String(format: "%d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60) }
+        return String(format: "%d:%02d", seconds / 60, seconds % 60)
+    }
+
+    private func write(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
+}
+
+/// The renderer's little mutable state. `@unchecked Sendable`: every access holds `lock`.
+private final class LockedState: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lastDraw = Date.distantPast
+    private var dirty = false
+
+    func shouldDraw(now: Date, interval: TimeInterval) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard now.timeIntervalSince(lastDraw) >= interval else { return false }
+        lastDraw = now
+        return true
+    }
+
+    /// Sets the flag and returns its previous value.
+    @discardableResult
+    func setDirty(_ value: Bool) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        let old = dirty
+        dirty = value
+        return old
+    }
+}

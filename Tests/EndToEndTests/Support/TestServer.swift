@@ -1,0 +1,143 @@
+import Foundation
+import KioskCore
+import KioskServer
+import Logging
+
+/// A real Kiosk server on an ephemeral loopback port, serving a private copy of the sample catalog (safe to modify)
+/// from a fresh data directory, with the sandbox store unless configured otherwise.
+final class TestServer: Sendable {
+    /// `http://127.0.0.1:<port>`.
+    let baseURL: URL
+    /// The bound port.
+    let port: Int
+    /// The server's own copy of the content folder.
+    let contentDirectory: URL
+    /// The server's data directory.
+    let dataDirectory: URL
+    /// The running server (its catalog, ledger and metrics).
+    let server: KioskHTTPServer
+    private let task: Task<Void, any Error>
+    private let root: URL
+
+    private init(
+        baseURL: URL, port: Int, root: URL, contentDirectory: URL, dataDirectory: URL, server: KioskHTTPServer,
+        task: Task<Void, any Error>
+    ) {
+        self.baseURL = baseURL
+        self.port = port
+        self.root = root
+        self.contentDirectory = contentDirectory
+        self.dataDirectory = dataDirectory
+        self.server = server
+        self.task = task
+    }
+
+    /// The repository's sample catalog.
+    static let sampleContent = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("content")
+
+    /// Sample product IDs.
+    enum Sample {
+        static let magazine = "com.example.kiosk.magazine.2026-11"
+        static let book = "com.example.kiosk.book.swift-server-guide"
+        static let levels = "com.example.kiosk.levels.pack1"
+        static let subscription = "com.example.kiosk.subscription.monthly"
+    }
+
+    /// Starts a server. `content` replaces the sample catalog (it is copied); `configure` adjusts the configuration
+    /// after the test defaults (port 0, temporary folders, no periodic reload) are set.
+    static func start(
+        content: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-e2e-\(UUID().uuidString)")
+        let contentDirectory = root.appendingPathComponent("content")
+        let dataDirectory = root.appendingPathComponent("data")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: content ?? sampleContent, to: contentDirectory)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.contentDirectory = contentDirectory
+        configuration.dataDirectory = dataDirectory
+        configuration.reloadInterval = .zero
+        configure(&configuration)
+        var logger = Logger(label: "kiosk.test")
+        logger.logLevel = ProcessInfo.processInfo.environment["KIOSK_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        let server = try await KioskHTTPServer(configuration: configuration, logger: logger)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let task = Task {
+            defer { continuation.finish() }
+            try await server.run { _, port in continuation.yield(port) }
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            try await task.value
+            throw TestServerError.didNotStart
+        }
+        return TestServer(
+            baseURL: URL(string: "http://127.0.0.1:\(port)")!, port: port, root: root,
+            contentDirectory: contentDirectory, dataDirectory: dataDirectory, server: server, task: task)
+    }
+
+    /// Stops the server and removes its folders.
+    func stop() async {
+        task.cancel()
+        _ = try? await task.value
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// Bytes of content the server has streamed so far.
+    var contentBytesSent: Int64 { server.metrics.contentBytesSentSoFar }
+
+    /// Re-reads the content folder.
+    func reloadCatalog() async { await server.catalog.reload() }
+
+    /// Sends a raw HTTP/1.1 request to the server.
+    func send(
+        _ method: String, _ target: String, headers: [(String, String)] = [], body: Data? = nil
+    ) async throws -> RawHTTPResponse {
+        try await RawHTTP.send(port: port, method: method, target: target, headers: headers, body: body)
+    }
+
+    /// Sends a JSON body and decodes a JSON answer of type `T` (failing the test on an unexpected status).
+    func postJSON<Body: Encodable, T: Decodable>(
+        _ target: String, _ body: Body, expecting status: Int = 200, as type: T.Type
+    ) async throws -> T {
+        let response = try await send(
+            "POST", target, headers: [("Content-Type", "application/json")], body: try KioskJSON.encode(body))
+        guard response.status == status else {
+            throw TestServerError.unexpected(status: response.status, body: String(decoding: response.body, as: UTF8.self))
+        }
+        return try KioskJSON.decode(T.self, from: response.body)
+    }
+
+    /// Buys a product from the sandbox store.
+    func buy(_ productID: String, user: String = "tester", quantity: Int? = nil) async throws -> SandboxPurchaseResponse {
+        try await postJSON(
+            "/sandbox/purchases", SandboxPurchaseRequest(productID: productID, quantity: quantity, user: user),
+            expecting: 201, as: SandboxPurchaseResponse.self)
+    }
+
+    /// Refunds a sandbox transaction.
+    func refund(_ transactionID: String) async throws {
+        _ = try await postJSON(
+            "/sandbox/refunds", SandboxRefundRequest(transactionID: transactionID), as: SandboxRefundResponse.self)
+    }
+
+    /// Asks for a grant.
+    func grant(_ productID: String, receipt: String) async throws -> Grant {
+        try await postJSON("/v1/downloads", GrantRequest(receiptData: receipt, productID: productID), as: Grant.self)
+    }
+}
+
+enum TestServerError: Error, CustomStringConvertible {
+    case didNotStart
+    case unexpected(status: Int, body: String)
+
+    var description: String {
+        switch self {
+        case .didNotStart: "the server did not start"
+        case .unexpected(let status, let body): "unexpected HTTP \(status): \(body)"
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import KioskCore
+import Testing
+
+@testable import KioskKit
+
+@Suite("Journal")
+struct JournalTests {
+    let root: URL
+    let journal: Journal
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-journal-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        journal = Journal(layout: CacheLayout(root: root))
+    }
+
+    func sample(_ count: Int = 2) -> JournalSnapshot {
+        let grant = Grant(productID: "com.example.a", contentVersion: "1.0", totalLength: 30,
+                          expiresAt: Date(timeIntervalSince1970: 1_900_000_000), token: "t",
+                          files: [GrantFile(path: "Contents/a.bin", length: 30, sha256: String(repeating: "a", count: 64),
+                                            url: "/v1/content/com.example.a/1.0/Contents/a.bin")])
+        let downloads = (0..<count).map { index in
+            DownloadRecord(id: DownloadID(), productID: "com.example.p\(index)", receipt: "cmVjZWlwdA==",
+                           priority: .normal, sequence: UInt64(index),
+                           state: index == 0 ? .paused(.insufficientStorage) : .failed(.journal("x")), attempt: index,
+                           grant: grant, entityTags: ["Contents/a.bin": "\"abc\""], verifiedPaths: ["Contents/a.bin"],
+                           integrityFailures: [:], createdAt: Date(timeIntervalSince1970: 1_800_000_000))
+        }
+        let installed = InstalledContent(productID: "com.example.b", version: "2.0",
+                                         directory: root.appendingPathComponent("Content/com.example.b/2.0"),
+                                         files: [InstalledFile(path: "x", length: 3, sha256: "")],
+                                         installedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        return JournalSnapshot(nextSequence: UInt64(count), downloads: downloads, installed: [installed])
+    }
+
+    @Test func roundTrip() throws {
+        let snapshot = sample()
+        try journal.save(snapshot)
+        let (loaded, recovery) = journal.load()
+        #expect(recovery == .loaded)
+        #expect(loaded == snapshot)
+        #expect(!FileManager.default.fileExists(atPath: journal.temporaryURL.path))
+    }
+
+    @Test func missingJournalIsAFreshStart() {
+        let (loaded, recovery) = journal.load()
+        #expect(recovery == .fresh)
+        #expect(loaded.downloads.isEmpty && loaded.installed.isEmpty)
+    }
+
+    @Test func secondSaveKeepsThePreviousCopy() throws {
+        let first = sample(1)
+        let second = sample(2)
+        try journal.save(first)
+        try journal.save(second)
+        #expect(Journal.read(journal.previousURL) == first)
+        #expect(Journal.read(journal.url) == second)
+    }
+
+    @Test(arguments: ["truncated", "garbage", "empty", "wrongShape"])
+    func tornJournalFallsBackToThePreviousCopy(_ damage: String) throws {
+        let first = sample(1)
+        try journal.save(first)
+        try journal.save(sample(2))
+        let data = try Data(contentsOf: journal.url)
+        switch damage {
+        case "truncated": try data.prefix(data.count / 2).write(to: journal.url)
+        case "garbage": try Data((0..<500).map { _ in UInt8.random(in: 0...255) }).write(to: journal.url)
+        case "empty": try Data().write(to: journal.url)
+        default: try Data(#"{"format": 1, "downloads": 3}"#.utf8).write(to: journal.url)
+        }
+        let (loaded, recovery) = journal.load()
+        #expect(recovery == .previousCopy)
+        #expect(loaded == first)
+    }
+
+    @Test func renameTornBetweenKeepAndReplaceUsesThePreviousCopy() throws {
+        // The crash happened after journal.json became journal.prev.json and before the temp file was renamed.
+        let first = sample(1)
+        try journal.save(first)
+        try FileManager.default.moveItem(at: journal.url, to: journal.previousURL)
+        try Data("{\"partial".utf8).write(to: journal.temporaryURL)
+        let (loaded, recovery) = journal.load()
+        #expect(recovery == .previousCopy)
+        #expect(loaded == first)
+        #expect(!FileManager.default.fileExists(atPath: journal.temporaryURL.path))
+    }
+
+    @Test func tempFileLeftBehindIsIgnoredAndRemoved() throws {
+        let snapshot = sample()
+        try journal.save(snapshot)
+        try Data("half a journal".utf8).write(to: journal.temporaryURL)
+        let (loaded, recovery) = journal.load()
+        #expect(recovery == .loaded)
+        #expect(loaded == snapshot)
+        #expect(!FileManager.default.fileExists(atPath: journal.temporaryURL.path))
+    }
+
+    @Test func bothCopiesCorruptRebuildsInstalledContentFromDisk() throws {
+        try journal.save(sample())
+        try journal.save(sample())
+        try Data("garbage".utf8).write(to: journal.url)
+        try Data("garbage".utf8).write(to: journal.previousURL)
+        let layout = CacheLayout(root: root)
+        let folder = layout.content(productID: "com.example.c", version: "3.0")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("Contents"),
+                                                withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: folder.appendingPathComponent("Contents/a.txt"))
+        let (loaded, recovery) = journal.load()
+        #expect(recovery == .rebuiltFromDisk)
+        #expect(loaded.downloads.isEmpty)
+        #expect(loaded.installed.count == 1)
+        #expect(loaded.installed.first?.productID == "com.example.c")
+        #expect(loaded.installed.first?.version == "3.0")
+        #expect(loaded.installed.first?.files == [InstalledFile(path: "Contents/a.txt", length: 5, sha256: "")])
+    }
+
+    @Test func newerFormatIsNotMisread() throws {
+        try Data(#"{"format": 99, "nextSequence": 0, "downloads": [], "installed": []}"#.utf8).write(to: journal.url)
+        let (_, recovery) = journal.load()
+        #expect(recovery == .rebuiltFromDisk)
+    }
+}
+
+@Suite("Reconcile and grant renewal")
+struct ReconcileAndRenewalTests {
+    func content(_ files: [(String, Int64)]) -> InstalledContent {
+        InstalledContent(productID: "p", version: "1", directory: URL(fileURLWithPath: "/c/p/1"),
+                         files: files.map { InstalledFile(path: $0.0, length: $0.1, sha256: "") }, installedAt: Date())
+    }
+
+    @Test func intactWhenEveryFileHasItsSize() {
+        let sizes = ["/c/p/1/a": Int64(3), "/c/p/1/b/c": 5]
+        let verdict = ContentReconciler.check(content([("a", 3), ("b/c", 5)])) { sizes[$0.path] }
+        #expect(verdict == .intact)
+    }
+
+    @Test func missingOrTruncatedFilesAreDamaged() {
+        let sizes = ["/c/p/1/a": Int64(2)]
+        let verdict = ContentReconciler.check(content([("a", 3), ("b", 5)])) { sizes[$0.path] }
+        #expect(verdict == .damaged(missing: ["a", "b"]))
+    }
+
+    @Test func reconcileSplits() {
+        let good = content([("a", 1)])
+        var gone = content([("z", 1)])
+        gone.productID = "q"
+        let (intact, vanished) = ContentReconciler.reconcile([good, gone]) { $0.path == "/c/p/1/a" ? 1 : nil }
+        #expect(intact == [good])
+        #expect(vanished == [gone])
+    }
+
+    @Test func reconcileOnRealDisk() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-rec-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try Data("abc".utf8).write(to: root.appendingPathComponent("a"))
+        let item = InstalledContent(productID: "p", version: "1", directory: root,
+                                    files: [InstalledFile(path: "a", length: 3, sha256: "")], installedAt: Date())
+        #expect(ContentReconciler.check(item, fileSize: ContentReconciler.diskFileSize) == .intact)
+        try FileManager.default.removeItem(at: root.appendingPathComponent("a"))
+        #expect(ContentReconciler.check(item, fileSize: ContentReconciler.diskFileSize) == .damaged(missing: ["a"]))
+    }
+
+    func grant(_ version: String, _ files: [(String, Int64, String)]) -> Grant {
+        Grant(productID: "p", contentVersion: version, totalLength: files.reduce(0) { $0 + $1.1 },
+              expiresAt: Date(), token: "t",
+              files: files.map { GrantFile(path: $0.0, length: $0.1, sha256: $0.2, url: "/v1/content/p/\(version)/\($0.0)") })
+    }
+
+    @Test func sameVersionKeepsEverything() {
+        let old = grant("1", [("a", 1, "aa"), ("b", 2, "bb")])
+        var renewed = old
+        renewed.token = "new"
+        #expect(GrantRenewal.plan(old: old, new: renewed) == ["a": .keep, "b": .keep])
+    }
+
+    @Test func newVersionKeepsOnlySamePathAndHash() {
+        let old = grant("1", [("a", 1, "aa"), ("b", 2, "bb"), ("c", 3, "cc"), ("d", 4, "dd")])
+        let new = grant("2", [("a", 1, "AA"), ("b", 2, "b2"), ("x", 3, "cc"), ("d", 5, "dd")])
+        // a: same path and hash (case-insensitive) → keep; b: changed → discard; c: moved → discard;
+        // d: same hash, different length → discard.
+        #expect(GrantRenewal.plan(old: old, new: new) == ["a": .keep, "b": .discard, "c": .discard, "d": .discard])
+    }
+}

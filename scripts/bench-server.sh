@@ -1,0 +1,426 @@
+#!/usr/bin/env bash
+# Benchmarks Kiosk's content streaming against nginx serving the same files on the same machine.
+#
+#   scripts/bench-server.sh            # from the repository root
+#
+# What it does (all traffic on 127.0.0.1):
+#   1. installs nginx, wrk, curl and jq with apt-get when missing;
+#   2. builds `kiosk` in release into .build-release (skipped when KIOSK_BIN points at a built binary);
+#   3. makes a temporary content folder: bench.big (1 GiB) and bench.mid (50 MiB) of random bytes;
+#   4. starts `kiosk serve --port 0`, buys both products in the sandbox store and gets download grants;
+#   5. starts nginx (own config: worker_processes auto, sendfile on) serving the same files at the same paths;
+#   6. measures with the same client for both servers:
+#        a. one client, curl -o /dev/null of the 1 GiB file, median of BENCH_CURL_RUNS runs;
+#        b. wrk -t2 -c64 on the 50 MiB file (full 200 responses);
+#        c. wrk -t2 -c64 on the 50 MiB file with Range: bytes=<random offset>- (206, mean 25 MiB);
+#        d. wrk -t2 -c64 on the 1 GiB file with 1 MiB ranges at random offsets (206, per-request overhead);
+#      while sampling Kiosk's VmRSS every 0.5 s; VmHWM is read at the end;
+#   7. prints a table (and writes bench-out/server.md) with Kiosk/nginx ratios and PASS/MISS against the targets:
+#      ≥ 0.8× nginx with 64 clients, Kiosk peak RSS < 128 MiB;
+#   8. kills both servers and removes its temporary files on exit.
+#
+# Environment knobs: BENCH_DURATION (wrk seconds, default 20), BENCH_CONNECTIONS (64), BENCH_THREADS (2),
+# BENCH_CURL_RUNS (3), BENCH_BIG_MIB (1024), BENCH_MID_MIB (50), KIOSK_BIN (use this binary, skip the build),
+# BENCH_BUILD_RETRIES (3), BENCH_OUT (bench-out/server.md), BENCH_LABEL (a note printed with the results).
+set -euo pipefail
+
+# ---------------------------------------------------------------------------------------------- configuration
+DURATION="${BENCH_DURATION:-20}"
+CONNECTIONS="${BENCH_CONNECTIONS:-64}"
+THREADS="${BENCH_THREADS:-2}"
+CURL_RUNS="${BENCH_CURL_RUNS:-3}"
+BIG_MIB="${BENCH_BIG_MIB:-1024}"
+MID_MIB="${BENCH_MID_MIB:-50}"
+BUILD_RETRIES="${BENCH_BUILD_RETRIES:-3}"
+OUT_FILE="${BENCH_OUT:-bench-out/server.md}"
+LABEL="${BENCH_LABEL:-}"
+RATIO_TARGET="0.8"
+RSS_TARGET_MIB=128
+RANGE_LENGTH=$((1024 * 1024))
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
+WRK_LUA="$SCRIPT_DIR/bench/wrk-stats.lua"
+
+log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+cd "$REPO_ROOT"
+[[ -f Package.swift ]] || die "run from the Kiosk repository (no Package.swift in $REPO_ROOT)"
+[[ -f "$WRK_LUA" ]] || die "missing $WRK_LUA"
+
+# ------------------------------------------------------------------------------------------------ cleanup trap
+WORK_DIR=""
+KIOSK_PID=""
+NGINX_PID=""
+SAMPLER_PID=""
+cleanup() {
+    local status=$?
+    set +e
+    [[ -n "$SAMPLER_PID" ]] && kill "$SAMPLER_PID" 2>/dev/null && wait "$SAMPLER_PID" 2>/dev/null
+    if [[ -n "$KIOSK_PID" ]] && kill -0 "$KIOSK_PID" 2>/dev/null; then
+        kill -TERM "$KIOSK_PID" 2>/dev/null
+        for _ in $(seq 1 50); do kill -0 "$KIOSK_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$KIOSK_PID" 2>/dev/null
+        wait "$KIOSK_PID" 2>/dev/null
+    fi
+    if [[ -n "$NGINX_PID" ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
+        kill -QUIT "$NGINX_PID" 2>/dev/null   # graceful: the master stops its workers
+        for _ in $(seq 1 50); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$NGINX_PID" 2>/dev/null
+        wait "$NGINX_PID" 2>/dev/null
+    fi
+    [[ -n "$WORK_DIR" && -d "$WORK_DIR" ]] && rm -rf "$WORK_DIR"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# ------------------------------------------------------------------------------------------------ 1. tools
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || die "not root and no sudo: install nginx wrk curl jq yourself"
+    SUDO="sudo"
+fi
+missing=()
+command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
+command -v wrk >/dev/null || missing+=(wrk)
+command -v curl >/dev/null || missing+=(curl)
+command -v jq >/dev/null || missing+=(jq)
+command -v ss >/dev/null || missing+=(iproute2)
+if ((${#missing[@]})); then
+    log "installing ${missing[*]}"
+    $SUDO apt-get update
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
+fi
+NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
+command -v swift >/dev/null || [[ -n "${KIOSK_BIN:-}" ]] || die "swift is not on PATH (install a Swift 6.2+ toolchain)"
+
+# ------------------------------------------------------------------------------------------------ 2. build
+if [[ -n "${KIOSK_BIN:-}" ]]; then
+    [[ -x "$KIOSK_BIN" ]] || die "KIOSK_BIN=$KIOSK_BIN is not executable"
+    log "using KIOSK_BIN=$KIOSK_BIN (no build)"
+else
+    attempt=1
+    until log "building kiosk (release, .build-release), attempt $attempt" &&
+        swift build -c release --product kiosk --scratch-path .build-release >&2; do
+        ((attempt < BUILD_RETRIES)) || die "the release build failed $attempt times"
+        log "build failed (someone may be mid-edit); retrying in 90 s"
+        sleep 90
+        attempt=$((attempt + 1))
+    done
+    KIOSK_BIN="$(swift build -c release --product kiosk --scratch-path .build-release --show-bin-path)/kiosk"
+fi
+
+# ------------------------------------------------------------------------------------------------ 3. content
+WORK_DIR="$(mktemp -d /tmp/kiosk-bench.XXXXXX)"
+chmod 755 "$WORK_DIR"   # nginx's workers (user nobody) must reach the files
+CONTENT_DIR="$WORK_DIR/content"
+DATA_DIR="$WORK_DIR/data"
+NGINX_DIR="$WORK_DIR/nginx"
+mkdir -p "$CONTENT_DIR" "$DATA_DIR" "$NGINX_DIR/root" "$NGINX_DIR/tmp"
+
+BIG_ID="bench.big"; BIG_FILE="big.bin"; BIG_SIZE=$((BIG_MIB * 1024 * 1024))
+MID_ID="bench.mid"; MID_FILE="mid.bin"; MID_SIZE=$((MID_MIB * 1024 * 1024))
+VERSION="1"
+make_product() { # id file mib title
+    mkdir -p "$CONTENT_DIR/$1/Contents"
+    cat >"$CONTENT_DIR/$1/Info.json" <<EOF
+{"product_id": "$1", "type": "non_consumable", "title": "$4", "content_version": "$VERSION"}
+EOF
+    head -c "$(($3 * 1024 * 1024))" /dev/urandom >"$CONTENT_DIR/$1/Contents/$2"
+}
+log "generating ${BIG_MIB} MiB + ${MID_MIB} MiB of random content in $CONTENT_DIR"
+make_product "$BIG_ID" "$BIG_FILE" "$BIG_MIB" "Benchmark big file"
+make_product "$MID_ID" "$MID_FILE" "$MID_MIB" "Benchmark mid file"
+chmod -R a+rX "$CONTENT_DIR"
+
+# nginx serves the same bytes at the same URL paths: /v1/content/<id>/<version>/Contents/<file>.
+for id in "$BIG_ID" "$MID_ID"; do
+    mkdir -p "$NGINX_DIR/root/v1/content/$id"
+    ln -s "$CONTENT_DIR/$id" "$NGINX_DIR/root/v1/content/$id/$VERSION"
+done
+chmod -R a+rX "$NGINX_DIR"
+
+# ------------------------------------------------------------------------------------------------ 4. Kiosk
+log "starting kiosk (it hashes the content first)"
+"$KIOSK_BIN" serve --host 127.0.0.1 --port 0 --content "$CONTENT_DIR" --data "$DATA_DIR" --reload-interval 0 \
+    --log-level warning >"$WORK_DIR/kiosk.out" 2>"$WORK_DIR/kiosk.err" &
+KIOSK_PID=$!
+KIOSK_BASE=""
+for _ in $(seq 1 1200); do   # up to 120 s: hashing 1 GiB on a slow disk
+    if line="$(grep -m1 -o 'Kiosk listening on http://[^[:space:]]*' "$WORK_DIR/kiosk.out" 2>/dev/null)"; then
+        KIOSK_BASE="${line#Kiosk listening on }"
+        break
+    fi
+    kill -0 "$KIOSK_PID" 2>/dev/null || { cat "$WORK_DIR/kiosk.err" >&2; die "kiosk exited during startup"; }
+    sleep 0.1
+done
+[[ -n "$KIOSK_BASE" ]] || { cat "$WORK_DIR/kiosk.err" >&2; die "kiosk did not print its address"; }
+case "$KIOSK_BASE" in http://127.0.0.1:*) ;; *) die "kiosk is not on loopback: $KIOSK_BASE" ;; esac
+log "kiosk pid $KIOSK_PID at $KIOSK_BASE"
+
+post_json() { # url json → body (fails on HTTP errors)
+    curl -sS --fail-with-body -H 'Content-Type: application/json' --data "$2" "$1"
+}
+declare -A URL_PATH TOKEN
+for id in "$BIG_ID" "$MID_ID"; do
+    receipt="$(post_json "$KIOSK_BASE/sandbox/purchases" "$(jq -nc --arg p "$id" '{product_id: $p, quantity: 1}')" |
+        jq -er '."receipt-data"')" || die "purchase of $id failed"
+    grant="$(post_json "$KIOSK_BASE/v1/downloads" \
+        "$(jq -nc --arg r "$receipt" --arg p "$id" '{"receipt-data": $r, product_id: $p}')")" || die "grant of $id failed: $grant"
+    TOKEN[$id]="$(jq -er '.token' <<<"$grant")"
+    URL_PATH[$id]="$(jq -er '.files[0].url' <<<"$grant")"
+    log "grant for $id: ${URL_PATH[$id]} ($(jq -r '.files[0].length' <<<"$grant") bytes)"
+done
+urlencode() { jq -rn --arg v "$1" '$v|@uri'; }
+BIG_PATH="${URL_PATH[$BIG_ID]}?token=$(urlencode "${TOKEN[$BIG_ID]}")"
+MID_PATH="${URL_PATH[$MID_ID]}?token=$(urlencode "${TOKEN[$MID_ID]}")"
+
+# ------------------------------------------------------------------------------------------------ 5. nginx
+free_port() {
+    local p
+    for _ in $(seq 1 200); do
+        p=$((20000 + RANDOM % 40000))
+        ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+    done
+    die "no free port found"
+}
+NGINX_PORT="$(free_port)"
+cat >"$NGINX_DIR/nginx.conf" <<EOF
+worker_processes auto;
+daemon off;
+pid $NGINX_DIR/nginx.pid;
+error_log $NGINX_DIR/error.log warn;
+events { worker_connections 1024; }
+http {
+    sendfile on;
+    tcp_nopush on;
+    access_log off;
+    keepalive_requests 100000;
+    keepalive_timeout 60s;
+    client_body_temp_path $NGINX_DIR/tmp/body;
+    proxy_temp_path $NGINX_DIR/tmp/proxy;
+    fastcgi_temp_path $NGINX_DIR/tmp/fastcgi;
+    uwsgi_temp_path $NGINX_DIR/tmp/uwsgi;
+    scgi_temp_path $NGINX_DIR/tmp/scgi;
+    default_type application/octet-stream;
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        root $NGINX_DIR/root;
+    }
+}
+EOF
+log "starting nginx on 127.0.0.1:$NGINX_PORT"
+"$NGINX_BIN" -e "$NGINX_DIR/error.log" -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" &
+NGINX_PID=$!
+NGINX_BASE="http://127.0.0.1:$NGINX_PORT"
+for _ in $(seq 1 100); do
+    curl -s -o /dev/null "$NGINX_BASE/" && break
+    kill -0 "$NGINX_PID" 2>/dev/null || { cat "$NGINX_DIR/error.log" >&2; die "nginx exited"; }
+    sleep 0.1
+done
+
+# Both servers must answer the same bytes before anything is measured.
+check() { # base path expect-size [range]
+    local args=(-g -s -o /dev/null -w '%{http_code} %{size_download}')
+    [[ -n "${4:-}" ]] && args+=(-H "Range: $4")
+    local got; got="$(curl "${args[@]}" "$1$2")"
+    [[ "$got" == "$3" ]] || die "$1$2 ${4:-} answered '$got', expected '$3'"
+}
+for base in "$KIOSK_BASE" "$NGINX_BASE"; do
+    check "$base" "$MID_PATH" "200 $MID_SIZE"
+    check "$base" "$BIG_PATH" "200 $BIG_SIZE"
+    check "$base" "$MID_PATH" "206 $((MID_SIZE - 1000))" "bytes=1000-"
+    check "$base" "$BIG_PATH" "206 $RANGE_LENGTH" "bytes=5000-$((5000 + RANGE_LENGTH - 1))"
+done
+cmp <(curl -gs -r 12345-1012344 "$KIOSK_BASE$BIG_PATH") <(curl -gs -r 12345-1012344 "$NGINX_BASE$BIG_PATH") ||
+    die "kiosk and nginx answered different bytes"
+log "both servers answer identical content (page cache is now warm)"
+
+# ------------------------------------------------------------------------------------------------ 6. measure
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
+log "load average before the runs: $LOAD_BEFORE (other work on this machine skews every figure)"
+RSS_LOG="$WORK_DIR/rss.log"
+: >"$RSS_LOG"
+(
+    while kill -0 "$KIOSK_PID" 2>/dev/null; do
+        awk '/^VmRSS:/ {print $2}' "/proc/$KIOSK_PID/status" 2>/dev/null >>"$RSS_LOG" || true
+        sleep 0.5
+    done
+) &
+SAMPLER_PID=$!
+status_kib() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$KIOSK_PID/status"; }
+HWM_STARTUP_KIB="$(status_kib VmHWM)"   # includes startup (hashing the content)
+RSS_IDLE_KIB="$(status_kib VmRSS)"
+# Reset the peak so that VmHWM at the end covers the benchmark runs only (Linux ≥ 4.0; harmless if refused).
+HWM_RESET="no"
+if echo 5 >"/proc/$KIOSK_PID/clear_refs" 2>/dev/null; then HWM_RESET="yes"; fi
+kib_to_mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
+rss_mark() { wc -l <"$RSS_LOG"; }
+rss_max_since() { # line mark → max VmRSS KiB of the samples after it
+    tail -n +"$(($1 + 1))" "$RSS_LOG" | awk 'BEGIN {m = 0} $1 > m {m = $1} END {print m}'
+}
+
+median() { sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; else printf "%.6f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+declare -A RES   # RES[scenario,server,metric]
+declare -A RSS_PEAK
+
+# a. one client, whole 1 GiB file, curl.
+log "scenario a: 1 client, curl, ${BIG_MIB} MiB file, $CURL_RUNS runs per server"
+mark="$(rss_mark)"
+for server in kiosk nginx; do : >"$WORK_DIR/curl.$server"; done
+for run in $(seq 1 "$CURL_RUNS"); do
+    for server in kiosk nginx; do   # interleaved, so drift affects both alike
+        base="$KIOSK_BASE"; [[ $server == nginx ]] && base="$NGINX_BASE"
+        out="$(curl -g -s -o /dev/null -w '%{http_code} %{size_download} %{speed_download}' "$base$BIG_PATH")"
+        read -r code size speed <<<"$out"
+        [[ "$code" == 200 && "$size" == "$BIG_SIZE" ]] || die "curl $server: $out"
+        mibs="$(awk -v s="$speed" 'BEGIN {printf "%.1f", s / 1048576}')"
+        echo "$mibs" >>"$WORK_DIR/curl.$server"
+        log "  run $run $server: $mibs MiB/s"
+    done
+done
+for server in kiosk nginx; do
+    RES[a,$server,mibs]="$(median <"$WORK_DIR/curl.$server")"
+    RES[a,$server,rps]="-"
+    RES[a,$server,runs]="$(paste -sd' ' "$WORK_DIR/curl.$server")"
+done
+sleep 1
+RSS_PEAK[a]="$(rss_max_since "$mark")"
+
+run_wrk() { # scenario server path mode size
+    local scenario=$1 server=$2 path=$3 mode=$4 size=$5 base="$KIOSK_BASE"
+    [[ $server == nginx ]] && base="$NGINX_BASE"
+    local out="$WORK_DIR/wrk.$scenario.$server"
+    BENCH_RANGE_MODE="$mode" BENCH_FILE_SIZE="$size" BENCH_RANGE_LENGTH="$RANGE_LENGTH" BENCH_SEED=42 \
+        wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --timeout 60s -s "$WRK_LUA" "$base$path" >"$out" 2>&1 ||
+        { cat "$out" >&2; die "wrk failed ($scenario $server)"; }
+    local result; result="$(grep '^BENCH_RESULT' "$out")" || { cat "$out" >&2; die "no wrk summary"; }
+    local -A f=()
+    local kv
+    for kv in ${result#BENCH_RESULT }; do f[${kv%%=*}]="${kv#*=}"; done
+    RES[$scenario,$server,mibs]="$(awk -v b="${f[bytes]}" -v d="${f[duration_us]}" 'BEGIN {printf "%.1f", b / 1048576 / (d / 1e6)}')"
+    RES[$scenario,$server,rps]="$(awk -v r="${f[requests]}" -v d="${f[duration_us]}" 'BEGIN {printf "%.1f", r / (d / 1e6)}')"
+    RES[$scenario,$server,transfer]="$(awk '/^Transfer\/sec:/ {print $2}' "$out")"
+    RES[$scenario,$server,errors]="$((f[err_connect] + f[err_read] + f[err_write] + f[err_status] + f[err_timeout]))"
+    RES[$scenario,$server,p50]="$(awk -v u="${f[lat_p50_us]}" 'BEGIN {printf "%.0f", u / 1000}')"
+    RES[$scenario,$server,p99]="$(awk -v u="${f[lat_p99_us]}" 'BEGIN {printf "%.0f", u / 1000}')"
+    log "  $server: ${RES[$scenario,$server,mibs]} MiB/s (wrk Transfer/sec ${RES[$scenario,$server,transfer]}), ${RES[$scenario,$server,rps]} req/s, ${RES[$scenario,$server,errors]} errors, latency p50 ${RES[$scenario,$server,p50]} ms p99 ${RES[$scenario,$server,p99]} ms"
+    local errors="${RES[$scenario,$server,errors]}"
+    if ((errors > 0)); then log "  warning: wrk counted errors for $server:"; grep -iE 'error|non-2xx' "$out" >&2 || true; fi
+}
+wrk_scenario() { # scenario title path mode size
+    log "scenario $1: $2"
+    local mark; mark="$(rss_mark)"
+    run_wrk "$1" kiosk "$3" "$4" "$5"
+    sleep 1
+    RSS_PEAK[$1]="$(rss_max_since "$mark")"
+    run_wrk "$1" nginx "$3" "$4" "$5"
+}
+wrk_scenario b "wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, full ${MID_MIB} MiB file" "$MID_PATH" none "$MID_SIZE"
+wrk_scenario c "same, Range: bytes=<random offset>- of the ${MID_MIB} MiB file" "$MID_PATH" open "$MID_SIZE"
+wrk_scenario d "same, 1 MiB ranges at random offsets of the ${BIG_MIB} MiB file" "$BIG_PATH" fixed "$BIG_SIZE"
+
+HWM_BENCH_KIB="$(status_kib VmHWM)"
+LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
+SAMPLED_MAX_KIB="$(rss_max_since 0)"
+kill -0 "$KIOSK_PID" 2>/dev/null || die "kiosk died during the runs"
+
+# ------------------------------------------------------------------------------------------------ 7. report
+ratio() { awk -v k="$1" -v n="$2" 'BEGIN {if (n > 0) printf "%.2f", k / n; else print "n/a"}'; }
+verdict() { awk -v r="$1" -v t="$2" 'BEGIN {print (r + 0 >= t + 0) ? "PASS" : "MISS"}'; }
+declare -A TITLE=(
+    [a]="a. 1 client, curl, ${BIG_MIB} MiB file (median of $CURL_RUNS)"
+    [b]="b. wrk ${CONNECTIONS} conns, full ${MID_MIB} MiB file"
+    [c]="c. wrk ${CONNECTIONS} conns, ${MID_MIB} MiB, bytes=<rand>-"
+    [d]="d. wrk ${CONNECTIONS} conns, 1 MiB ranges of ${BIG_MIB} MiB"
+)
+PEAK_KIB="$HWM_BENCH_KIB"
+((SAMPLED_MAX_KIB > PEAK_KIB)) && PEAK_KIB="$SAMPLED_MAX_KIB"
+RSS_VERDICT="$(awk -v k="$PEAK_KIB" -v t="$RSS_TARGET_MIB" 'BEGIN {print (k / 1024 < t) ? "PASS" : "MISS"}')"
+
+rows=()
+for s in a b c d; do
+    k="${RES[$s,kiosk,mibs]}"; n="${RES[$s,nginx,mibs]}"; r="$(ratio "$k" "$n")"
+    if [[ $s == a ]]; then target="(info)"; v="-"; else target="≥ ${RATIO_TARGET}×"; v="$(verdict "$r" "$RATIO_TARGET")"; fi
+    rows+=("${TITLE[$s]}|$k|$n|$r|${RES[$s,kiosk,rps]}|${RES[$s,nginx,rps]}|$(kib_to_mib "${RSS_PEAK[$s]}")|$target|$v")
+done
+
+print_table() {
+    printf '\n%s\n' "Kiosk vs nginx — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs${LABEL:+, $LABEL}"
+    printf '%-44s %10s %10s %7s %9s %9s %9s %8s %6s\n' "scenario" "Kiosk" "nginx" "ratio" "Kiosk" "nginx" "Kiosk" "target" ""
+    printf '%-44s %10s %10s %7s %9s %9s %9s %8s %6s\n' "" "MiB/s" "MiB/s" "K/n" "req/s" "req/s" "RSS MiB" "" ""
+    local row
+    for row in "${rows[@]}"; do
+        IFS='|' read -r t k n r kr nr rss tg v <<<"$row"
+        printf '%-44s %10s %10s %7s %9s %9s %9s %8s %6s\n' "$t" "$k" "$n" "$r" "$kr" "$nr" "$rss" "$tg" "$v"
+    done
+    printf '%-44s %10s %49s %8s %6s\n' "Kiosk peak RSS during the runs (MiB)" "$(kib_to_mib "$PEAK_KIB")" \
+        "" "< ${RSS_TARGET_MIB}" "$RSS_VERDICT"
+    printf '  (VmHWM after runs: %s MiB, reset before runs: %s; max sampled VmRSS: %s MiB; idle RSS: %s MiB; VmHWM incl. startup hashing: %s MiB)\n\n' \
+        "$(kib_to_mib "$HWM_BENCH_KIB")" "$HWM_RESET" "$(kib_to_mib "$SAMPLED_MAX_KIB")" \
+        "$(kib_to_mib "$RSS_IDLE_KIB")" "$(kib_to_mib "$HWM_STARTUP_KIB")"
+}
+print_table
+
+mkdir -p "$(dirname "$OUT_FILE")"
+cpu_model="$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+mem_total="$(awk '/^MemTotal:/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+swift_version="$(command -v swift >/dev/null && swift --version 2>&1 | head -1 || echo "n/a")"
+{
+    echo "# Kiosk vs nginx: content streaming benchmark"
+    echo
+    echo "Run $(date -u '+%Y-%m-%d %H:%M UTC')${LABEL:+ — $LABEL}, by \`scripts/bench-server.sh\`."
+    echo
+    echo "| scenario | Kiosk MiB/s | nginx MiB/s | Kiosk/nginx | Kiosk req/s | nginx req/s | Kiosk peak RSS MiB | target | result |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---|---|"
+    for row in "${rows[@]}"; do
+        IFS='|' read -r t k n r kr nr rss tg v <<<"$row"
+        echo "| $t | $k | $n | $r | $kr | $nr | $rss | $tg | $v |"
+    done
+    echo "| **Kiosk peak RSS during all runs** | | | | | | **$(kib_to_mib "$PEAK_KIB")** | < $RSS_TARGET_MIB MiB | $RSS_VERDICT |"
+    echo
+    echo "- Kiosk VmHWM after the runs: $(kib_to_mib "$HWM_BENCH_KIB") MiB (peak reset via \`clear_refs\` before the runs: $HWM_RESET);" \
+        "max VmRSS sampled every 0.5 s: $(kib_to_mib "$SAMPLED_MAX_KIB") MiB; idle RSS before the runs: $(kib_to_mib "$RSS_IDLE_KIB") MiB;" \
+        "VmHWM including startup (hashing the content): $(kib_to_mib "$HWM_STARTUP_KIB") MiB."
+    echo "- Single-client runs (MiB/s): Kiosk ${RES[a,kiosk,runs]}; nginx ${RES[a,nginx,runs]}."
+    for s in b c d; do
+        echo "- ${TITLE[$s]}: wrk Transfer/sec Kiosk ${RES[$s,kiosk,transfer]}, nginx ${RES[$s,nginx,transfer]};" \
+            "latency p50/p99 Kiosk ${RES[$s,kiosk,p50]}/${RES[$s,kiosk,p99]} ms, nginx ${RES[$s,nginx,p50]}/${RES[$s,nginx,p99]} ms;" \
+            "errors Kiosk ${RES[$s,kiosk,errors]}, nginx ${RES[$s,nginx,errors]}."
+    done
+    echo
+    echo "## Machine"
+    echo
+    echo "- CPUs (\`nproc\`): $(nproc); model: ${cpu_model:-unknown}"
+    echo "- Memory: $mem_total"
+    echo "- Kernel: $(uname -srm)"
+    echo "- OS: $(. /etc/os-release 2>/dev/null && echo "${PRETTY_NAME:-unknown}")"
+    echo "- Swift: $swift_version"
+    echo "- nginx: $("$NGINX_BIN" -v 2>&1 | sed 's/^nginx version: //'); wrk: $(wrk -v 2>&1 | head -1 | awk '{print $2}'); curl: $(curl --version | head -1 | awk '{print $2}')"
+    echo "- Load average (1/5/15 min) before the runs: $LOAD_BEFORE; after: $LOAD_AFTER (the load generator itself adds ~2)"
+    echo "- Kiosk binary: \`${KIOSK_BIN#"$REPO_ROOT"/}\` (release)"
+    echo
+    echo "## Method"
+    echo
+    echo "- Content: \`$BIG_ID\` ($BIG_MIB MiB) and \`$MID_ID\` ($MID_MIB MiB) of \`/dev/urandom\` bytes in a temporary folder" \
+        "(tmpfs or disk as \`/tmp\` is; both files are in the page cache before measuring — each server's answers are first" \
+        "checked to be complete and identical)."
+    echo "- Kiosk: \`kiosk serve --port 0 --reload-interval 0 --log-level warning\` with the sandbox store; both products bought with" \
+        "\`POST /sandbox/purchases\`, grants from \`POST /v1/downloads\`; requests carry the grant as \`?token=\`, so every" \
+        "request also pays token verification and a \`stat\` of the file."
+    echo "- nginx: Debian's package, own config — \`worker_processes auto\`, \`sendfile on\`, \`tcp_nopush on\`, \`access_log off\`," \
+        "serving the same files at the same URL paths (the query string is ignored)."
+    echo "- Both on 127.0.0.1 on the same machine as the load generator (which competes for the same $(nproc) CPUs)."
+    echo "- a: \`curl -o /dev/null\` of the whole file, $CURL_RUNS runs per server interleaved, median of \`speed_download\`."
+    echo "- b–d: \`wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s --timeout 60s\` with \`scripts/bench/wrk-stats.lua\`; MiB/s = bytes received" \
+        "/ duration from wrk's own summary (what its Transfer/sec rounds), req/s = completed requests / duration." \
+        "c sends \`Range: bytes=<offset>-\` with offsets uniform over the file (mean response 25 MiB)," \
+        "d sends 1 MiB \`bytes=<offset>-<offset+1MiB-1>\` ranges at random offsets of the big file; both servers get the same seeded offsets."
+    echo "- Kiosk RSS: \`VmRSS\` sampled every 0.5 s from \`/proc/<pid>/status\` during the runs, and \`VmHWM\` after the runs" \
+        "(after resetting it with \`echo 5 > /proc/<pid>/clear_refs\` once startup was over); the peak is the larger of the two."
+    echo "- Targets: Kiosk ≥ ${RATIO_TARGET}× nginx throughput with $CONNECTIONS clients (b–d); Kiosk peak RSS < $RSS_TARGET_MIB MiB."
+} >"$OUT_FILE"
+log "wrote $OUT_FILE"
