@@ -10,6 +10,9 @@ struct DownloadWork: Sendable, Hashable {
     var entityTags: [String: String]
     var verifiedPaths: Set<String>
     var integrityFailures: [String: Int]
+    /// The product's installed content when the transfer started (not journaled): when the grant names the same
+    /// version, there is nothing to download.
+    var installed: InstalledContent? = nil
 }
 
 /// How the engine reports to its owner. All calls come from the download's own task.
@@ -18,8 +21,9 @@ struct EngineHooks: Sendable {
     var checkpoint: @Sendable (DownloadWork) async -> Void
     /// Bytes on disk / bytes expected. Called from URLSession's delegate queue, at most ~20 times a second.
     var progress: @Sendable (_ written: Int64, _ expected: Int64) -> Void
-    /// Every file is here: checking and moving into place begins.
-    var verifying: @Sendable () async -> Void
+    /// Every file is here: checking and moving into place begins. Returns `false` when the owner no longer
+    /// wants the download to go on (paused or cancelled meanwhile).
+    var verifying: @Sendable () async -> Bool
 }
 
 /// Runs one download to completion: grant, per-file ranged fetches into `.part` files, verification,
@@ -45,6 +49,11 @@ struct DownloadEngine: Sendable {
                 try await renewGrant(&work, hooks: hooks)
             }
             let grant = work.grant!
+            if let installed = work.installed, installed.version == grant.contentVersion,
+               case .intact = ContentReconciler.check(installed, fileSize: ContentReconciler.diskFileSize) {
+                try? fileManager.removeItem(at: staging)
+                return installed
+            }
             try createDirectory(staging)
             removeStrays(in: staging, grant: grant)
 
@@ -69,7 +78,8 @@ struct DownloadEngine: Sendable {
                     continue outer
                 }
             }
-            await hooks.verifying()
+            guard await hooks.verifying() else { throw CancellationError() }
+            try Task.checkCancellation()
             return try install(work, grant: grant)
         }
     }

@@ -131,9 +131,13 @@ public struct DownloadStateMachine: Sendable, Hashable {
         return .verifyAndInstall
     }
 
-    /// The content is verified and in place: `verifying` → `finished`.
+    /// The content is verified and in place: `verifying` → `finished`. Also accepted from `active` and `paused`
+    /// (a pause that arrived while the files were being moved): verified content in place is never thrown away.
     public mutating func installed() -> Action {
-        guard case .verifying = state else { return reject("installed") }
+        switch state {
+        case .verifying, .active, .paused: break
+        default: return reject("installed")
+        }
         state = .finished
         attempt = 0
         return .reportInstalled

@@ -582,7 +582,8 @@ public actor KioskClient {
 
     private func startTransfer(_ id: DownloadID) {
         guard let record = records[id] else { return }
-        let work = work(for: record)
+        var work = work(for: record)
+        work.installed = installed[record.productID]
         let engine = self.engine
         let hooks = EngineHooks(
             checkpoint: { [weak self] work in await self?.checkpoint(id, work) },
@@ -590,7 +591,7 @@ public actor KioskClient {
                 let at = ContinuousClock.now
                 Task { await self?.reportProgress(id, written: written, expected: expected, at: at) }
             },
-            verifying: { [weak self] in await self?.enterVerifying(id) })
+            verifying: { [weak self] in await self?.enterVerifying(id) ?? false })
         estimators[id] = SpeedEstimator()
         transfers[id] = Task { [weak self] in
             let result: Result<InstalledContent, any Error>
@@ -634,12 +635,13 @@ public actor KioskClient {
         if let snapshot = snapshot(id) { broadcaster.send(.progress(snapshot)) }
     }
 
-    private func enterVerifying(_ id: DownloadID) {
-        guard var machine = machines[id], !isClosed else { return }
+    private func enterVerifying(_ id: DownloadID) -> Bool {
+        guard var machine = machines[id], !isClosed else { return false }
         let action = machine.transferCompleted()
+        guard case .verifyAndInstall = action else { return false }
         commit(id, machine)
         persist()
-        perform(action, for: id)
+        return true
     }
 
     private func transferEnded(_ id: DownloadID, _ result: Result<InstalledContent, any Error>) {
@@ -649,8 +651,12 @@ public actor KioskClient {
         case .success(let content):
             if case .active = machine.state { _ = machine.transferCompleted() }
             let action = machine.installed()
-            guard case .reportInstalled = action else { break }
-            if let previous = installed[content.productID], previous.version != content.version,
+            guard case .reportInstalled = action else {
+                // Cancelled while the content was being moved into place: the app does not want it.
+                if !content.isOutsideCaches { try? FileManager.default.removeItem(at: content.directory) }
+                break
+            }
+            if let previous = installed[content.productID], previous.directory != content.directory,
                !previous.isOutsideCaches {
                 try? FileManager.default.removeItem(at: previous.directory)
             }

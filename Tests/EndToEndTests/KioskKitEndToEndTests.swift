@@ -92,7 +92,7 @@ struct KioskKitEndToEndTests {
         defer { Task { await server.stop() } }
         let (hashes, _) = try await publishBig(server)
         let purchase = try await server.buy(Self.big)
-        let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.05))
+        let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.15))
         try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
         try await Support.eventually("some progress") {
             (await client.download(for: Self.big)?.progress.bytesWritten ?? 0) > 4 << 20
@@ -117,7 +117,7 @@ struct KioskKitEndToEndTests {
         defer { Task { await server.stop() } }
         _ = try await publishBig(server)
         let purchase = try await server.buy(Self.big)
-        let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.05))
+        let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.15))
         try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
         let waiter = Task { try await client.waitUntilInstalled(productID: Self.big) }
         try await Support.eventually("some progress") {
@@ -139,7 +139,7 @@ struct KioskKitEndToEndTests {
         let total: Int64 = 24 << 20
         let purchase = try await server.buy(Self.big)
         let root = Support.temporaryCacheRoot()
-        let first = try await makeClient(server, root: root, writer: TestWriter.factory(delay: 0.05))
+        let first = try await makeClient(server, root: root, writer: TestWriter.factory(delay: 0.15))
         try await first.enqueue(productID: Self.big, receipt: purchase.receiptData)
         try await Support.eventually("a third of the bytes") {
             (await first.download(for: Self.big)?.progress.bytesWritten ?? 0) > total / 3
@@ -189,12 +189,14 @@ struct KioskKitEndToEndTests {
         defer { Task { await server.stop() } }
         let (_, data) = try await publishBig(server, files: 3, mebibytes: 4)
         let purchase = try await server.buy(Self.big)
-        let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.05))
+        // Stop in the middle of part-1 (a full disk at 6 MiB), change the product on the server, go on.
+        let disk = SimulatedDisk(capacity: 6 << 20)
+        let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
         try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
-        try await Support.eventually("the first file") {
-            (await client.download(for: Self.big)?.progress.bytesWritten ?? 0) > 5 << 20
+        try await Support.eventually("the pause in part-1") {
+            await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
         }
-        try await client.pause(Self.big)
+        disk.free()
         #expect(await client.download(for: Self.big)?.version == "1.0")
 
         // Version 2.0: part-0 unchanged, part-1 and part-2 replaced.
@@ -370,6 +372,24 @@ struct KioskKitEndToEndTests {
         try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
         await #expect(throws: KioskKit.KioskError.self) { try await client.waitUntilInstalled(productID: Sample.magazine) }
         #expect(await client.download(for: Sample.magazine)?.error?.apiCode == .notEntitled)
+        await client.close()
+    }
+
+    @Test func enqueueingInstalledContentAgainFetchesNothing() async throws {
+        let server = try await TestServer.start()
+        defer { Task { await server.stop() } }
+        let purchase = try await server.buy(Sample.magazine)
+        let client = try await makeClient(server)
+        try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+        let first = try await client.waitUntilInstalled(productID: Sample.magazine)
+        let sentBefore = server.contentBytesSent
+        let id = try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+        try await Support.eventually("the second download to finish") {
+            await client.download(for: Sample.magazine)?.state == .finished
+        }
+        #expect(await client.download(for: Sample.magazine)?.id == id)
+        #expect(server.contentBytesSent == sentBefore)
+        #expect(await client.installedContent(for: Sample.magazine) == first)
         await client.close()
     }
 

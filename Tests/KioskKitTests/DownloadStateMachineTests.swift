@@ -151,7 +151,15 @@ struct DownloadStateMachineTests {
         var a = machine(state)
         if case .rejected = a.transferCompleted() { #expect(state != .active) } else { #expect(state == .active) }
         var b = machine(state)
-        if case .rejected = b.installed() { #expect(state != .verifying) } else { #expect(state == .verifying) }
+        let installable: Bool
+        switch state {
+        case .verifying, .active, .paused: installable = true
+        default: installable = false
+        }
+        if case .rejected = b.installed() { #expect(!installable) } else {
+            #expect(installable)
+            #expect(b.state == .finished)
+        }
         var c = machine(state)
         let retry = c.retryDue()
         if case .waitingToRetry = state { #expect(retry == .enqueue) } else {

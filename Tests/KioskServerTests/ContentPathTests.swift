@@ -224,8 +224,6 @@ struct ContentPathTests {
         ("*;q=0, gzip", true),  // gzip explicitly accepted
     ] as [(String, Bool)])
     func explicitGzipEntryWinsOverWildcard(header: String, expected: Bool) {
-        withKnownIssue("acceptsGzip stops at the first gzip/x-gzip/* item (see the report)") {
-            #expect(CatalogRoutes.acceptsGzip(header) == expected, "\(header)")
-        }
+        #expect(CatalogRoutes.acceptsGzip(header) == expected, "\(header)")
     }
 }

@@ -149,9 +149,7 @@ struct GrantSignerTests {
             // A MAC of 32 bytes is 43 base64url characters; the last one carries 2 unused bits. Tokens that differ
             // only in those bits decode to the same MAC and are accepted. They open nothing the original did not,
             // but the token is malleable (see the report: compare the re-encoded MAC with the text).
-            withKnownIssue("the MAC's unused trailing base64 bits are not checked") {
-                #expect(accepted.isEmpty, "accepted: \(accepted.map { F.parts($0)[3] })")
-            }
+            #expect(accepted.isEmpty, "accepted: \(accepted.map { F.parts($0)[3] })")
         } else {
             #expect(accepted.isEmpty, "accepted: \(accepted)")
         }
@@ -180,10 +178,11 @@ struct GrantSignerTests {
         expectInvalid([parts[0], parts[1], payload, parts[3]].joined(separator: "."))
     }
 
-    @Test(arguments: [1, 5, 20, 50, 100, 150])
-    func truncatedTokensAreInvalid(keep: Int) {
-        guard keep < F.token.count else { return }
-        expectInvalid(String(F.token.prefix(keep)))
+    @Test(arguments: [1, 2, 3, 4, 10, 42, 43, 44, 60, 100])
+    func truncatedTokensAreInvalid(drop: Int) throws {
+        try #require(drop < F.token.count)
+        expectInvalid(String(F.token.dropLast(drop)))
+        expectInvalid(String(F.token.dropFirst(drop)))
     }
 
     @Test func tokenWithEachPartRemovedIsInvalid() {
@@ -407,12 +406,15 @@ struct GrantSignerTests {
     @Test func aPreviousKeyReusingTheCurrentIDMustNotReplaceTheCurrentSecret() throws {
         let current = F.secret("c")
         let expected = GrantSigner(keyring: try GrantKeyring.fromSecret(current, keyID: "k"))
-        withKnownIssue("fromSecret lets KIOSK_GRANT_PREVIOUS_KEYS overwrite the current key (see the report)") {
-            let ring = try GrantKeyring.fromSecret(current, keyID: "k", previous: "k:\(F.secret("o"))")
-            // Either refuse the configuration, or keep signing with KIOSK_GRANT_SECRET.
-            let token = GrantSigner(keyring: ring).sign(F.claims)
-            #expect(try expected.verify(token, now: F.beforeExpiry).get() == F.claims)
+        let ring: GrantKeyring
+        do {
+            ring = try GrantKeyring.fromSecret(current, keyID: "k", previous: "k:\(F.secret("o"))")
+        } catch is GrantKeyError {
+            return  // refusing the configuration is a fine answer
         }
+        // Otherwise new tokens must still be signed with KIOSK_GRANT_SECRET.
+        let token = GrantSigner(keyring: ring).sign(F.claims)
+        #expect((try? expected.verify(token, now: F.beforeExpiry).get()) == F.claims)
     }
 
     // MARK: Keyring file
@@ -471,22 +473,16 @@ struct GrantSignerTests {
         do { _ = try GrantKeyring.loadOrCreate(in: directory.url) } catch { thrown = error }
         let error = try #require(thrown, "a damaged key file must not be accepted or replaced")
         #expect(try Data(contentsOf: directory.url("grant-keys.json")) == Data(contents.utf8))
-        withKnownIssue("JSON errors escape as DecodingError instead of GrantKeyError.corruptKeyFile (see the report)") {
-            guard case .corruptKeyFile? = error as? GrantKeyError else {
-                Issue.record("got \(error)")
-                return
-            }
+        guard case .corruptKeyFile? = error as? GrantKeyError else {
+            Issue.record("got \(error)")
+            return
         }
     }
 
-    @Test func unwritableDataDirectoryThrowsCannotWrite() throws {
+    @Test func unwritableDataDirectoryThrowsAClearError() throws {
         let directory = try ServerTestDirectory("grant-keys")
         let missing = directory.url("does/not/exist")
-        let error = #expect(throws: GrantKeyError.self) { try GrantKeyring.loadOrCreate(in: missing) }
-        guard case .cannotWrite(let path)? = error else {
-            Issue.record("expected cannotWrite, got \(String(describing: error))")
-            return
-        }
-        #expect(path.hasSuffix("grant-keys.json"))
+        let error = #expect(throws: SecretFile.Failure.self) { try GrantKeyring.loadOrCreate(in: missing) }
+        #expect(error?.description.contains("grant-keys.json") == true)
     }
 }

@@ -36,17 +36,3 @@ public enum KioskJSON {
         try makeDecoder().decode(type, from: data)
     }
 }
-
-/// RFC 3339 date-times, the wire contract's time format.
-public enum RFC3339 {
-    /// Formats a date as `2026-11-01T00:00:00Z` (UTC, whole seconds).
-    public static func string(from date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
-    }
-
-    /// Parses `2026-11-01T00:00:00Z`, with optional fractional seconds and a numeric offset.
-    public static func date(from text: String) -> Date? {
-        if let date = try? Date.ISO8601FormatStyle(timeZone: .gmt).parse(text) { return date }
-        return try? Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt).parse(text)
-    }
-}

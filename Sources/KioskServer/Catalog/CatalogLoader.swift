@@ -29,7 +29,13 @@ struct CatalogLoader {
         var liveKeys = Set<HashCache.Key>()
         for folder in folders.sorted() where !folder.hasPrefix(".") {
             let folderURL = root.appendingPathComponent(folder, isDirectory: true)
-            guard Self.fileKind(atPath: folderURL.path) == .directory else { continue }
+            switch Self.fileKind(atPath: folderURL.path) {
+            case .directory: break
+            case .symbolicLink:
+                problems.append(ContentProblem(folder: folder, field: nil, message: "is a symbolic link and is not served"))
+                continue
+            default: continue
+            }
             let infoURL = folderURL.appendingPathComponent("Info.json")
             guard let data = fileManager.contents(atPath: infoURL.path) else {
                 problems.append(ContentProblem(folder: folder, field: nil, message: "Info.json is missing or unreadable"))
@@ -74,7 +80,13 @@ struct CatalogLoader {
         in productFolder: URL, problems: inout [ContentProblem], folder: String
     ) -> [(String, String)] {
         let contents = productFolder.appendingPathComponent("Contents", isDirectory: true)
-        guard fileKind(atPath: contents.path) == .directory else { return [] }
+        switch fileKind(atPath: contents.path) {
+        case .directory: break
+        case .symbolicLink:
+            problems.append(ContentProblem(folder: folder, field: nil, message: "Contents is a symbolic link and is not served"))
+            return []
+        default: return []
+        }
         var result: [(String, String)] = []
         var pending = [("Contents", contents.path)]
         while let (relative, absolute) = pending.popLast() {

@@ -35,6 +35,11 @@ public struct ContentProblem: Error, Sendable, Hashable, CustomStringConvertible
     }
 }
 
+extension Character {
+    /// `0` to `9` only (`Int("+1")` would accept a sign).
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
 /// A subscription period such as `P1M` or `P7D` (ISO 8601 durations of days, weeks, months or years).
 public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
     /// The calendar unit.
@@ -46,8 +51,9 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `P<n><D|W|M|Y>`.
     public init?(iso8601 text: String) {
+        let digits = text.dropFirst().dropLast()
         guard text.count >= 3, text.first == "P", let unit = text.last.flatMap(Unit.init(rawValue:)),
-            let count = Int(text.dropFirst().dropLast()), count > 0, count <= 1000
+            digits.allSatisfy(\.isASCIIDigit), let count = Int(digits), count > 0, count <= 1000
         else { return nil }
         self.count = count
         self.unit = unit

@@ -23,7 +23,7 @@ public struct GrantKeyring: Sendable {
     var currentKey: SymmetricKey { keys[currentKeyID]! }
 
     /// A keyring from a secret given by the operator (`KIOSK_GRANT_SECRET`), plus earlier secrets still accepted
-    /// (`KIOSK_GRANT_PREVIOUS_KEYS`, as `id:secret,id:secret`).
+    /// (`KIOSK_GRANT_PREVIOUS_KEYS`, as `id:secret,id:secret`; each ID once, none equal to `keyID`).
     public static func fromSecret(_ secret: String, keyID: String, previous: String? = nil) throws -> GrantKeyring {
         guard secret.utf8.count >= 32 else { throw GrantKeyError.secretTooShort }
         var keys = [keyID: SymmetricKey(data: Data(secret.utf8))]
@@ -32,35 +32,35 @@ public struct GrantKeyring: Sendable {
             guard parts.count == 2, !parts[0].isEmpty, parts[1].utf8.count >= 32 else {
                 throw GrantKeyError.malformedPreviousKeys
             }
+            guard keys[String(parts[0])] == nil else { throw GrantKeyError.duplicateKeyID(String(parts[0])) }
             keys[String(parts[0])] = SymmetricKey(data: Data(parts[1].utf8))
         }
         return GrantKeyring(current: keyID, keys: keys)
     }
 
-    /// The keyring stored in `dataDirectory/grant-keys.json`, generating a random 256-bit key (readable by the owner
-    /// only) on first start.
+    /// The keyring stored in `dataDirectory/grant-keys.json`, generating a random 256-bit key on first start (the
+    /// file is created exclusively, readable by the owner only). A damaged file is an error, never replaced.
     public static func loadOrCreate(in dataDirectory: URL) throws -> GrantKeyring {
         let url = dataDirectory.appendingPathComponent("grant-keys.json")
-        if let data = try? Data(contentsOf: url) {
-            let stored = try JSONDecoder().decode(StoredKeys.self, from: data)
-            var keys: [String: SymmetricKey] = [:]
-            for key in stored.keys {
-                guard let bytes = Data(base64Encoded: key.secret), bytes.count >= 32 else {
-                    throw GrantKeyError.corruptKeyFile(url.path)
-                }
-                keys[key.id] = SymmetricKey(data: bytes)
-            }
-            guard keys[stored.current] != nil else { throw GrantKeyError.corruptKeyFile(url.path) }
-            return GrantKeyring(current: stored.current, keys: keys)
+        let data = try SecretFile.loadOrCreate(at: url) {
+            let key = SymmetricKey(size: .bits256)
+            let id = "k" + String(UInt32.random(in: .min ... .max), radix: 16)
+            let secret = key.withUnsafeBytes { Data($0).base64EncodedString() }
+            // Encoding two strings cannot fail.
+            return try! JSONEncoder().encode(StoredKeys(current: id, keys: [.init(id: id, secret: secret)]))
         }
-        let key = SymmetricKey(size: .bits256)
-        let id = "k" + String(UInt32.random(in: .min ... .max), radix: 16)
-        let secret = key.withUnsafeBytes { Data($0).base64EncodedString() }
-        let stored = StoredKeys(current: id, keys: [.init(id: id, secret: secret)])
-        let data = try JSONEncoder().encode(stored)
-        guard FileManager.default.createFile(atPath: url.path, contents: data, attributes: [.posixPermissions: 0o600])
-        else { throw GrantKeyError.cannotWrite(url.path) }
-        return GrantKeyring(current: id, keys: [id: key])
+        guard let stored = try? JSONDecoder().decode(StoredKeys.self, from: data) else {
+            throw GrantKeyError.corruptKeyFile(url.path)
+        }
+        var keys: [String: SymmetricKey] = [:]
+        for key in stored.keys {
+            guard let bytes = Data(base64Encoded: key.secret), bytes.count >= 32 else {
+                throw GrantKeyError.corruptKeyFile(url.path)
+            }
+            keys[key.id] = SymmetricKey(data: bytes)
+        }
+        guard keys[stored.current] != nil else { throw GrantKeyError.corruptKeyFile(url.path) }
+        return GrantKeyring(current: stored.current, keys: keys)
     }
 
     private struct StoredKeys: Codable {
@@ -77,15 +77,15 @@ public struct GrantKeyring: Sendable {
 public enum GrantKeyError: Error, CustomStringConvertible {
     case secretTooShort
     case malformedPreviousKeys
+    case duplicateKeyID(String)
     case corruptKeyFile(String)
-    case cannotWrite(String)
 
     public var description: String {
         switch self {
         case .secretTooShort: "KIOSK_GRANT_SECRET must be at least 32 bytes long"
         case .malformedPreviousKeys: "KIOSK_GRANT_PREVIOUS_KEYS must read id:secret,id:secret with secrets of 32 bytes or more"
         case .corruptKeyFile(let path): "the grant key file \(path) is damaged; remove it to generate a new key"
-        case .cannotWrite(let path): "cannot write the grant key file \(path)"
+        case .duplicateKeyID(let id): "the grant key ID '\(id)' is given twice (KIOSK_GRANT_KEY_ID, KIOSK_GRANT_PREVIOUS_KEYS)"
         }
     }
 }

@@ -45,7 +45,8 @@ public struct GrantSigner: Sendable {
         guard token.utf8.count <= 2048 else { return .failure(invalid) }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "v1", let key = keyring.key(for: String(parts[1])),
-            let mac = dataFromBase64URL(parts[3]), let payload = dataFromBase64URL(parts[2])
+            let mac = dataFromBase64URL(parts[3]), base64URL(mac) == parts[3],  // one spelling per token
+            let payload = dataFromBase64URL(parts[2])
         else { return .failure(invalid) }
         let signed = parts[0...2].joined(separator: ".")
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(signed.utf8), using: key),

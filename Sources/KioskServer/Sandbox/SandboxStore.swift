@@ -84,9 +84,9 @@ public struct SandboxStore: Sendable {
                     user: user, productID: request.productID, quantity: 1, purchase: now, expires: period.end(from: now))
             }
         case .nonRenewing:
+            let period = product.info.subscriptionPeriod ?? SubscriptionPeriod(iso8601: "P1M")!
             row = PurchaseRow(
-                user: user, productID: request.productID, quantity: 1, purchase: now,
-                expires: product.info.subscriptionPeriod?.end(from: now))
+                user: user, productID: request.productID, quantity: 1, purchase: now, expires: period.end(from: now))
         case .consumable:
             row = PurchaseRow(user: user, productID: request.productID, quantity: quantity, purchase: now, expires: nil)
         }
@@ -96,18 +96,18 @@ public struct SandboxStore: Sendable {
 
     /// Marks a transaction refunded; refunding it again keeps the first cancellation date.
     public func refund(_ request: SandboxRefundRequest) async throws -> SandboxRefundResponse {
-        guard var row = try await purchase(transactionID: request.transactionID) else {
+        // Only the first refund sets the date, even when two arrive at once.
+        try await database.update("sandbox_purchases")
+            .set("cancellation_date_ms", to: now().millisecondsSince1970)
+            .where("transaction_id", .equal, request.transactionID)
+            .where("cancellation_date_ms", .is, SQLLiteral.null)
+            .run()
+        guard let row = try await purchase(transactionID: request.transactionID),
+            let cancelled = row.cancellation_date_ms
+        else {
             throw APIError.notFound("The sandbox store has no transaction '\(request.transactionID.prefix(64))'.")
         }
-        if row.cancellation_date_ms == nil {
-            row.cancellation_date_ms = now().millisecondsSince1970
-            try await database.update("sandbox_purchases")
-                .set("cancellation_date_ms", to: row.cancellation_date_ms)
-                .where("transaction_id", .equal, row.transaction_id)
-                .run()
-        }
-        return SandboxRefundResponse(
-            transactionID: row.transaction_id, cancellationDate: Date(milliseconds: row.cancellation_date_ms!))
+        return SandboxRefundResponse(transactionID: row.transaction_id, cancellationDate: Date(milliseconds: cancelled))
     }
 
     // MARK: verifyReceipt
@@ -182,14 +182,13 @@ public struct SandboxStore: Sendable {
             && user.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._@-".unicodeScalars.contains($0)) }
     }
 
-    /// The 256-bit receipt signing key in `url`, generated (owner-readable only) when absent.
+    /// The 256-bit receipt signing key in `url`, generated on first start (owner-readable only).
     private static func loadOrCreateKey(at url: URL) throws -> SymmetricKey {
-        if let data = try? Data(contentsOf: url), data.count == 32 { return SymmetricKey(data: data) }
-        let key = SymmetricKey(size: .bits256)
-        let data = key.withUnsafeBytes { Data($0) }
-        guard FileManager.default.createFile(atPath: url.path, contents: data, attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path]) }
-        return key
+        let data = try SecretFile.loadOrCreate(at: url) { SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) } }
+        guard data.count == 32 else {
+            throw SecretFile.Failure(description: "\(url.path) is not a 32-byte key; remove it to generate a new one")
+        }
+        return SymmetricKey(data: data)
     }
 
     /// A row of `sandbox_purchases`, named as the columns are.

@@ -27,7 +27,10 @@ struct CatalogRoutes {
 
     private func render(_ answer: CatalogResponse, request: Request) throws -> Response {
         let body = try KioskJSON.encode(answer)
-        let tag = EntityTag(opaqueTag: SHA256.hash(data: body).prefix(16).hexString)!  // hex is a valid opaque tag
+        let digest = SHA256.hash(data: body).prefix(16).hexString
+        let gzip = Self.acceptsGzip(request.headers[.acceptEncoding]) && body.count > 512
+        // Each representation has its own strong tag: the gzip one is another sequence of bytes.
+        let tag = EntityTag(opaqueTag: gzip ? digest + "-gzip" : digest)!  // hex and '-' make a valid opaque tag
         var headers: HTTPFields = [
             .eTag: tag.headerValue, .cacheControl: "no-cache", .vary: "Accept-Encoding",
         ]
@@ -38,24 +41,30 @@ struct CatalogRoutes {
         }
         headers[.contentType] = "application/json; charset=utf-8"
         var buffer = ByteBuffer(bytes: body)
-        if Self.acceptsGzip(request.headers[.acceptEncoding]), body.count > 512,
-            let compressed = try? buffer.compress(with: .gzip())
-        {
+        if gzip {
             headers[.contentEncoding] = "gzip"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: compressed))
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: try buffer.compress(with: .gzip())))
         }
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: buffer))
     }
 
-    /// Whether an `Accept-Encoding` value accepts gzip: `gzip`, `x-gzip` or `*` with a non-zero quality.
+    /// Whether an `Accept-Encoding` value accepts gzip (RFC 9110 §12.5.3): the quality of an explicit `gzip` or
+    /// `x-gzip` entry if there is one, otherwise that of `*`, must be above zero.
     static func acceptsGzip(_ value: String?) -> Bool {
         guard let value else { return false }
+        var explicit: Double?
+        var wildcard: Double?
         for item in value.lowercased().split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let coding = parts.first, coding == "gzip" || coding == "x-gzip" || coding == "*" else { continue }
-            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            return quality > 0
+            guard let coding = parts.first else { continue }
+            let quality =
+                parts.dropFirst().first { $0.hasPrefix("q=") }.map { Double($0.dropFirst(2)) ?? 0 } ?? 1
+            switch coding {
+            case "gzip", "x-gzip": explicit = max(explicit ?? 0, quality)
+            case "*": wildcard = quality
+            default: continue
+            }
         }
-        return false
+        return (explicit ?? wildcard ?? 0) > 0
     }
 }
