@@ -30,15 +30,19 @@ struct AppStoreModeTests {
 
     @Test(arguments: cases)
     func answersEachStoreStatus(_ testCase: Case) async throws {
-        let store = try await FakeAppStore.start(bundleID: "com.example.kiosk", productID: TestServer.Sample.book)
-        defer { Task { await store.stop() } }
-        let server = try await TestServer.start {
-            $0.store = .appstore
-            $0.productionVerifyURL = store.productionURL
-            $0.sandboxVerifyURL = store.sandboxURL
-            $0.sharedSecret = "app-shared-secret"
+        try await FakeAppStore.with(bundleID: "com.example.kiosk", productID: TestServer.Sample.book) { store in
+            try await TestServer.with(configure: {
+                $0.store = .appstore
+                $0.productionVerifyURL = store.productionURL
+                $0.sandboxVerifyURL = store.sandboxURL
+                $0.sharedSecret = "app-shared-secret"
+            }) { server in
+                try await check(testCase, server: server, store: store)
+            }
         }
-        defer { Task { await server.stop() } }
+    }
+
+    private func check(_ testCase: Case, server: TestServer, store: FakeAppStore) async throws {
         let response = try await server.send(
             "POST", "/v1/downloads",
             body: try KioskJSON.encode(
@@ -61,28 +65,29 @@ struct AppStoreModeTests {
     }
 
     @Test func sandboxEndpointsAreAbsentInAppStoreMode() async throws {
-        let server = try await TestServer.start { $0.store = .appstore }
-        defer { Task { await server.stop() } }
-        let response = try await server.send(
-            "POST", "/sandbox/purchases", body: try KioskJSON.encode(SandboxPurchaseRequest(productID: TestServer.Sample.book)))
-        #expect(response.status == 404)
+        try await TestServer.with(configure: { $0.store = .appstore }) { server in
+            let response = try await server.send(
+                "POST", "/sandbox/purchases",
+                body: try KioskJSON.encode(SandboxPurchaseRequest(productID: TestServer.Sample.book)))
+            #expect(response.status == 404)
+        }
     }
 
     @Test func oversizedReceiptIsRefusedBeforeAnyStoreCall() async throws {
-        let store = try await FakeAppStore.start(bundleID: "com.example.kiosk", productID: TestServer.Sample.book)
-        defer { Task { await store.stop() } }
-        let server = try await TestServer.start {
-            $0.store = .appstore
-            $0.productionVerifyURL = store.productionURL
-            $0.sandboxVerifyURL = store.sandboxURL
+        try await FakeAppStore.with(bundleID: "com.example.kiosk", productID: TestServer.Sample.book) { store in
+            try await TestServer.with(configure: {
+                $0.store = .appstore
+                $0.productionVerifyURL = store.productionURL
+                $0.sandboxVerifyURL = store.sandboxURL
+            }) { server in
+                let huge = String(repeating: "A", count: 3 * 1024 * 1024 + 4)
+                let response = try await server.send(
+                    "POST", "/v1/downloads",
+                    body: try KioskJSON.encode(GrantRequest(receiptData: huge, productID: TestServer.Sample.book)))
+                #expect(response.status == 413)
+                #expect(try KioskJSON.decode(APIErrorEnvelope.self, from: response.body).error.code == "payload_too_large")
+                #expect(store.callLog.isEmpty)
+            }
         }
-        defer { Task { await server.stop() } }
-        let huge = String(repeating: "A", count: 3 * 1024 * 1024 + 4)
-        let response = try await server.send(
-            "POST", "/v1/downloads",
-            body: try KioskJSON.encode(GrantRequest(receiptData: huge, productID: TestServer.Sample.book)))
-        #expect(response.status == 413)
-        #expect(try KioskJSON.decode(APIErrorEnvelope.self, from: response.body).error.code == "payload_too_large")
-        #expect(store.callLog.isEmpty)
     }
 }

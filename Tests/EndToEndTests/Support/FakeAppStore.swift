@@ -53,6 +53,19 @@ final class FakeAppStore: Sendable {
         return FakeAppStore(port: port, task: task, calls: calls)
     }
 
+    /// Runs `body` against a fresh fake store and stops it afterwards.
+    static func with<T>(bundleID: String, productID: String, _ body: (FakeAppStore) async throws -> T) async throws -> T {
+        let store = try await start(bundleID: bundleID, productID: productID)
+        do {
+            let result = try await body(store)
+            await store.stop()
+            return result
+        } catch {
+            await store.stop()
+            throw error
+        }
+    }
+
     func stop() async {
         task.cancel()
         _ = try? await task.value

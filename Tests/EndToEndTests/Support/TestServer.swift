@@ -79,6 +79,23 @@ final class TestServer: Sendable {
             contentDirectory: contentDirectory, dataDirectory: dataDirectory, server: server, task: task)
     }
 
+    /// Runs `body` against a fresh server, and stops the server and removes its folders afterwards, whether `body`
+    /// returns or throws.
+    static func with<T>(
+        content: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (TestServer) async throws -> T
+    ) async throws -> T {
+        let server = try await start(content: content, configure: configure)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
     /// Stops the server and removes its folders.
     func stop() async {
         task.cancel()
