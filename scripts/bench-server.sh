@@ -290,24 +290,44 @@ done
 sleep 1
 RSS_PEAK[a]="$(rss_max_since "$mark")"
 
+# CPU time (user + system, ms) of a server's processes: Kiosk's pid, or nginx's master and workers. Under a busy
+# machine the throughput figures swing; CPU per GiB served is the steadier measure of efficiency.
+cpu_ms() { # server
+    local pids="$KIOSK_PID"
+    if [[ $1 == nginx ]]; then
+        pids="$NGINX_PID $(cat "/proc/$NGINX_PID/task/$NGINX_PID/children" 2>/dev/null ||
+            pgrep -P "$NGINX_PID" 2>/dev/null | tr '\n' ' ' || true)"
+    fi
+    local total=0 pid t
+    for pid in $pids; do
+        t="$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)"
+        total=$((total + t))
+    done
+    echo $((total * 1000 / CLK_TCK))
+}
+CLK_TCK="$(getconf CLK_TCK)"
+
 run_wrk() { # scenario server path mode size
     local scenario=$1 server=$2 path=$3 mode=$4 size=$5 base="$KIOSK_BASE"
     [[ $server == nginx ]] && base="$NGINX_BASE"
     local out="$WORK_DIR/wrk.$scenario.$server"
+    local cpu_before; cpu_before="$(cpu_ms "$server")"
     BENCH_RANGE_MODE="$mode" BENCH_FILE_SIZE="$size" BENCH_RANGE_LENGTH="$RANGE_LENGTH" BENCH_SEED=42 \
         wrk -t"$THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --timeout 60s -s "$WRK_LUA" "$base$path" >"$out" 2>&1 ||
         { cat "$out" >&2; die "wrk failed ($scenario $server)"; }
+    local cpu_used=$(($(cpu_ms "$server") - cpu_before))
     local result; result="$(grep '^BENCH_RESULT' "$out")" || { cat "$out" >&2; die "no wrk summary"; }
     local -A f=()
     local kv
     for kv in ${result#BENCH_RESULT }; do f[${kv%%=*}]="${kv#*=}"; done
     RES[$scenario,$server,mibs]="$(awk -v b="${f[bytes]}" -v d="${f[duration_us]}" 'BEGIN {printf "%.1f", b / 1048576 / (d / 1e6)}')"
     RES[$scenario,$server,rps]="$(awk -v r="${f[requests]}" -v d="${f[duration_us]}" 'BEGIN {printf "%.1f", r / (d / 1e6)}')"
+    RES[$scenario,$server,cpu]="$(awk -v c="$cpu_used" -v b="${f[bytes]}" 'BEGIN {if (b > 0) printf "%.0f", c / (b / 1073741824); else print "n/a"}')"
     RES[$scenario,$server,transfer]="$(awk '/^Transfer\/sec:/ {print $2}' "$out")"
     RES[$scenario,$server,errors]="$((f[err_connect] + f[err_read] + f[err_write] + f[err_status] + f[err_timeout]))"
     RES[$scenario,$server,p50]="$(awk -v u="${f[lat_p50_us]}" 'BEGIN {printf "%.0f", u / 1000}')"
     RES[$scenario,$server,p99]="$(awk -v u="${f[lat_p99_us]}" 'BEGIN {printf "%.0f", u / 1000}')"
-    log "  $server: ${RES[$scenario,$server,mibs]} MiB/s (wrk Transfer/sec ${RES[$scenario,$server,transfer]}), ${RES[$scenario,$server,rps]} req/s, ${RES[$scenario,$server,errors]} errors, latency p50 ${RES[$scenario,$server,p50]} ms p99 ${RES[$scenario,$server,p99]} ms"
+    log "  $server: ${RES[$scenario,$server,mibs]} MiB/s (wrk Transfer/sec ${RES[$scenario,$server,transfer]}), ${RES[$scenario,$server,rps]} req/s, ${RES[$scenario,$server,cpu]} CPU ms/GiB, ${RES[$scenario,$server,errors]} errors, latency p50 ${RES[$scenario,$server,p50]} ms p99 ${RES[$scenario,$server,p99]} ms"
     local errors="${RES[$scenario,$server,errors]}"
     if ((errors > 0)); then log "  warning: wrk counted errors for $server:"; grep -iE 'error|non-2xx' "$out" >&2 || true; fi
 }
@@ -345,19 +365,19 @@ rows=()
 for s in a b c d; do
     k="${RES[$s,kiosk,mibs]}"; n="${RES[$s,nginx,mibs]}"; r="$(ratio "$k" "$n")"
     if [[ $s == a ]]; then target="(info)"; v="-"; else target="≥ ${RATIO_TARGET}×"; v="$(verdict "$r" "$RATIO_TARGET")"; fi
-    rows+=("${TITLE[$s]}|$k|$n|$r|${RES[$s,kiosk,rps]}|${RES[$s,nginx,rps]}|$(kib_to_mib "${RSS_PEAK[$s]}")|$target|$v")
+    rows+=("${TITLE[$s]}|$k|$n|$r|${RES[$s,kiosk,rps]}|${RES[$s,nginx,rps]}|${RES[$s,kiosk,cpu]:--}|${RES[$s,nginx,cpu]:--}|$(kib_to_mib "${RSS_PEAK[$s]}")|$target|$v")
 done
 
 print_table() {
     printf '\n%s\n' "Kiosk vs nginx — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs${LABEL:+, $LABEL}"
-    printf '%-44s %10s %10s %7s %9s %9s %9s %8s %6s\n' "scenario" "Kiosk" "nginx" "ratio" "Kiosk" "nginx" "Kiosk" "target" ""
-    printf '%-44s %10s %10s %7s %9s %9s %9s %8s %6s\n' "" "MiB/s" "MiB/s" "K/n" "req/s" "req/s" "RSS MiB" "" ""
+    printf '%-44s %10s %10s %7s %9s %9s %9s %9s %9s %8s %6s\n' "scenario" "Kiosk" "nginx" "ratio" "Kiosk" "nginx" "Kiosk CPU" "nginx CPU" "Kiosk" "target" ""
+    printf '%-44s %10s %10s %7s %9s %9s %9s %9s %9s %8s %6s\n' "" "MiB/s" "MiB/s" "K/n" "req/s" "req/s" "ms/GiB" "ms/GiB" "RSS MiB" "" ""
     local row
     for row in "${rows[@]}"; do
-        IFS='|' read -r t k n r kr nr rss tg v <<<"$row"
-        printf '%-44s %10s %10s %7s %9s %9s %9s %8s %6s\n' "$t" "$k" "$n" "$r" "$kr" "$nr" "$rss" "$tg" "$v"
+        IFS='|' read -r t k n r kr nr kc nc rss tg v <<<"$row"
+        printf '%-44s %10s %10s %7s %9s %9s %9s %9s %9s %8s %6s\n' "$t" "$k" "$n" "$r" "$kr" "$nr" "$kc" "$nc" "$rss" "$tg" "$v"
     done
-    printf '%-44s %10s %49s %8s %6s\n' "Kiosk peak RSS during the runs (MiB)" "$(kib_to_mib "$PEAK_KIB")" \
+    printf '%-44s %10s %69s %8s %6s\n' "Kiosk peak RSS during the runs (MiB)" "$(kib_to_mib "$PEAK_KIB")" \
         "" "< ${RSS_TARGET_MIB}" "$RSS_VERDICT"
     printf '  (VmHWM after runs: %s MiB, reset before runs: %s; max sampled VmRSS: %s MiB; idle RSS: %s MiB; VmHWM incl. startup hashing: %s MiB)\n\n' \
         "$(kib_to_mib "$HWM_BENCH_KIB")" "$HWM_RESET" "$(kib_to_mib "$SAMPLED_MAX_KIB")" \
@@ -374,13 +394,13 @@ swift_version="$(command -v swift >/dev/null && swift --version 2>&1 | head -1 |
     echo
     echo "Run $(date -u '+%Y-%m-%d %H:%M UTC')${LABEL:+ — $LABEL}, by \`scripts/bench-server.sh\`."
     echo
-    echo "| scenario | Kiosk MiB/s | nginx MiB/s | Kiosk/nginx | Kiosk req/s | nginx req/s | Kiosk peak RSS MiB | target | result |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---|---|"
+    echo "| scenario | Kiosk MiB/s | nginx MiB/s | Kiosk/nginx | Kiosk req/s | nginx req/s | Kiosk CPU ms/GiB | nginx CPU ms/GiB | Kiosk peak RSS MiB | target | result |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
     for row in "${rows[@]}"; do
-        IFS='|' read -r t k n r kr nr rss tg v <<<"$row"
-        echo "| $t | $k | $n | $r | $kr | $nr | $rss | $tg | $v |"
+        IFS='|' read -r t k n r kr nr kc nc rss tg v <<<"$row"
+        echo "| $t | $k | $n | $r | $kr | $nr | $kc | $nc | $rss | $tg | $v |"
     done
-    echo "| **Kiosk peak RSS during all runs** | | | | | | **$(kib_to_mib "$PEAK_KIB")** | < $RSS_TARGET_MIB MiB | $RSS_VERDICT |"
+    echo "| **Kiosk peak RSS during all runs** | | | | | | | | **$(kib_to_mib "$PEAK_KIB")** | < $RSS_TARGET_MIB MiB | $RSS_VERDICT |"
     echo
     echo "- Kiosk VmHWM after the runs: $(kib_to_mib "$HWM_BENCH_KIB") MiB (peak reset via \`clear_refs\` before the runs: $HWM_RESET);" \
         "max VmRSS sampled every 0.5 s: $(kib_to_mib "$SAMPLED_MAX_KIB") MiB; idle RSS before the runs: $(kib_to_mib "$RSS_IDLE_KIB") MiB;" \
@@ -389,6 +409,7 @@ swift_version="$(command -v swift >/dev/null && swift --version 2>&1 | head -1 |
     for s in b c d; do
         echo "- ${TITLE[$s]}: wrk Transfer/sec Kiosk ${RES[$s,kiosk,transfer]}, nginx ${RES[$s,nginx,transfer]};" \
             "latency p50/p99 Kiosk ${RES[$s,kiosk,p50]}/${RES[$s,kiosk,p99]} ms, nginx ${RES[$s,nginx,p50]}/${RES[$s,nginx,p99]} ms;" \
+            "server CPU per GiB served Kiosk ${RES[$s,kiosk,cpu]} ms, nginx ${RES[$s,nginx,cpu]} ms;" \
             "errors Kiosk ${RES[$s,kiosk,errors]}, nginx ${RES[$s,nginx,errors]}."
     done
     echo
@@ -419,6 +440,9 @@ swift_version="$(command -v swift >/dev/null && swift --version 2>&1 | head -1 |
         "/ duration from wrk's own summary (what its Transfer/sec rounds), req/s = completed requests / duration." \
         "c sends \`Range: bytes=<offset>-\` with offsets uniform over the file (mean response 25 MiB)," \
         "d sends 1 MiB \`bytes=<offset>-<offset+1MiB-1>\` ranges at random offsets of the big file; both servers get the same seeded offsets."
+    echo "- Server CPU per GiB: user + system time of the server's processes (Kiosk's pid; nginx's master and workers)" \
+        "from \`/proc/<pid>/stat\` across each wrk run, divided by the GiB wrk received — steadier than MiB/s when the" \
+        "machine is shared."
     echo "- Kiosk RSS: \`VmRSS\` sampled every 0.5 s from \`/proc/<pid>/status\` during the runs, and \`VmHWM\` after the runs" \
         "(after resetting it with \`echo 5 > /proc/<pid>/clear_refs\` once startup was over); the peak is the larger of the two."
     echo "- Targets: Kiosk ≥ ${RATIO_TARGET}× nginx throughput with $CONNECTIONS clients (b–d); Kiosk peak RSS < $RSS_TARGET_MIB MiB."

@@ -165,9 +165,16 @@ struct DownloadEngine: Sendable {
                     url: api.url(file.url), token: grant.token, offset: have, expectedLength: file.length,
                     entityTag: work.entityTags[file.path], partURL: part)
                 let expected = grant.totalLength
+                hooks.progress(base + have, expected)  // after re-hashing: the speed is measured from here
                 let outcome: FetchOutcome
                 do {
-                    outcome = try await fetcher.fetch(request, hasher: hasher) { written in
+                    let snapshot = work
+                    let path = file.path
+                    outcome = try await fetcher.fetch(request, hasher: hasher, entityTagSeen: { tag in
+                        var updated = snapshot
+                        updated.entityTags[path] = tag
+                        await hooks.checkpoint(updated)
+                    }) { written in
                         hooks.progress(base + written, expected)
                     }
                 } catch let error as KioskError {

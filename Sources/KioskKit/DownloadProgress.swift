@@ -54,6 +54,11 @@ public struct SpeedEstimator: Sendable, Hashable {
             self.lastTime = time
             return
         }
+        if bytesPerSecond == nil, bytes == lastBytes {
+            // Nothing has flowed yet (connecting, re-hashing a part file): the measurement starts later.
+            self.lastTime = time
+            return
+        }
         if bytes < lastBytes {  // the count went back (a file restarted): measure from here
             self.lastBytes = bytes
             self.lastTime = time

@@ -35,8 +35,15 @@ struct FetchOutcome: Sendable {
 }
 
 /// Streams content files to disk with URLSession's data delegate: chunks are hashed and written in large blocks
-/// on the session's serial delegate queue, never buffered whole, never crossing an actor per chunk.
+/// off the delegate queue, never buffered whole, never crossing an actor per chunk.
+///
+/// A file is fetched in consecutive ranged segments (`bytes=a-b`, 2 MiB): URLSession gives its delegate no
+/// back-pressure (swift-corelibs-foundation queues every received chunk), so the segment size bounds the memory a
+/// fast network can fill while hashing catches up. The first request of a resumed file carries `If-Range`.
 final class FileFetcher: Sendable {
+    /// The size of one ranged request.
+    static let segmentSize: Int64 = 2 << 20
+
     let session: URLSession
     private let router: TransferRouter
     let writerFactory: FileWriterFactory
@@ -67,29 +74,67 @@ final class FileFetcher: Sendable {
     ///   ``KioskError/server(status:code:message:retryAfter:)`` for an error answer (its body is never written),
     ///   ``KioskError/invalidResponse(_:)`` when the answer does not match the request, ``KioskError/network``,
     ///   ``KioskError/insufficientStorage(needed:available:)``.
+    ///
+    /// `entityTagSeen` is called (once) when the first response brings a validator the request did not have, so
+    /// that the journal can keep it for the `If-Range` of a later resume.
     func fetch(_ request: FetchRequest, hasher: SHA256,
+               entityTagSeen: @Sendable (String) async -> Void = { _ in },
                progress: @escaping @Sendable (Int64) -> Void) async throws -> FetchOutcome {
-        var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = "GET"
-        urlRequest.setValue("Bearer \(request.token)", forHTTPHeaderField: "Authorization")
-        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        if request.offset > 0 {
-            urlRequest.setValue("bytes=\(request.offset)-", forHTTPHeaderField: "Range")
-            if let tag = request.entityTag { urlRequest.setValue(tag, forHTTPHeaderField: "If-Range") }
-        }
-        let task = session.dataTask(with: urlRequest)
-        let handler = TransferHandler(request: request, hasher: hasher, writerFactory: writerFactory,
-                                      progress: progress)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<FetchOutcome, any Error>) in
-                handler.continuation = continuation
-                router.register(handler, for: task.taskIdentifier)
-                task.resume()
+        let handler = try TransferHandler(request: request, hasher: hasher, writerFactory: writerFactory,
+                                          progress: progress)
+        var entityTag = request.entityTag
+        var restarted = false
+        do {
+            while handler.received < request.expectedLength {
+                let first = handler.received
+                let last = min(first + Self.segmentSize, request.expectedLength) - 1
+                var urlRequest = URLRequest(url: request.url)
+                urlRequest.httpMethod = "GET"
+                urlRequest.setValue("Bearer \(request.token)", forHTTPHeaderField: "Authorization")
+                urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+                urlRequest.setValue("bytes=\(first)-\(last)", forHTTPHeaderField: "Range")
+                if first > 0, let entityTag { urlRequest.setValue(entityTag, forHTTPHeaderField: "If-Range") }
+                let task = session.dataTask(with: urlRequest)
+                let router = self.router
+                let outcome = try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation {
+                        (continuation: CheckedContinuation<SegmentOutcome, any Error>) in
+                        handler.begin(first: first, last: last, continuation: continuation)
+                        router.register(handler, for: task.taskIdentifier)
+                        task.resume()
+                    }
+                } onCancel: {
+                    task.cancel()
+                }
+                switch outcome {
+                case .received(let tag):
+                    if let tag, tag != entityTag {
+                        entityTag = tag
+                        await entityTagSeen(tag)
+                    }
+                case .fileChanged:
+                    // 200 where 206 was asked with If-Range: the file changed. Start it over from byte 0.
+                    try handler.restart()
+                    entityTag = nil
+                    restarted = true
+                }
             }
-        } onCancel: {
-            task.cancel()
+            let (bytesOnDisk, digest) = try handler.finish()
+            return FetchOutcome(bytesOnDisk: bytesOnDisk, sha256: digest, entityTag: entityTag,
+                                restartedFromZero: restarted)
+        } catch {
+            _ = try? handler.finish()  // keep every valid byte received so far
+            throw error
         }
     }
+}
+
+/// How one ranged request ended.
+enum SegmentOutcome: Sendable {
+    /// The range arrived whole (with the response's `ETag`).
+    case received(entityTag: String?)
+    /// The server sent the whole file (200) for a ranged request: the file changed since the validator.
+    case fileChanged
 }
 
 /// The session delegate: routes each task's callbacks to its ``TransferHandler``.
@@ -113,39 +158,43 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 }
 
-/// The state of one transfer.
+/// The state of one file's transfer, across its ranged requests.
 ///
 /// Chunks arrive on the session's serial delegate queue and are copied into one of a few fixed blocks; a full
 /// block goes to the transfer's I/O queue, which writes it and hashes it at the same time (two threads), then
 /// hands the block back. Memory stays bounded (`blockCount × blockSize`) and hashing overlaps the network.
 ///
-/// `@unchecked Sendable`: the receiving state is touched only on the delegate queue, the hashing and writing
-/// state only on `ioQueue`, and what both read goes through `Locked`.
+/// `@unchecked Sendable`: the receiving state is touched only on the delegate queue (or by `fetch` between two
+/// requests, when no callback can run), the hashing and writing state only on `ioQueue`, and what both read goes
+/// through `Locked`.
 final class TransferHandler: @unchecked Sendable {
     private enum Mode {
         case undecided
         case content
         case errorBody(status: Int)
+        case fileChanged
         case failed
     }
 
-    static let blockSize = 2 << 20
+    static let blockSize = 1 << 20
     static let blockCount = 4
 
     let request: FetchRequest
     let writerFactory: FileWriterFactory
     let progress: @Sendable (Int64) -> Void
-    var continuation: CheckedContinuation<FetchOutcome, any Error>?
 
-    // Delegate queue state.
+    // Delegate queue state (one request at a time).
+    private var continuation: CheckedContinuation<SegmentOutcome, any Error>?
+    private var segmentFirst: Int64 = 0
+    private var segmentLast: Int64 = 0
     private var mode = Mode.undecided
     private var current: UnsafeMutableRawBufferPointer?
     private var filled = 0
-    private var received: Int64
+    /// Bytes of the file received so far (written, in flight to the I/O queue, or in the current block).
+    private(set) var received: Int64
     private var errorBody = Data()
     private var failure: KioskError?
     private var entityTag: String?
-    private var restarted = false
     private var lastProgress: UInt64 = 0
 
     // I/O queue state.
@@ -161,13 +210,14 @@ final class TransferHandler: @unchecked Sendable {
     private let ioFailure = Locked<KioskError?>(nil)
 
     init(request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory,
-         progress: @escaping @Sendable (Int64) -> Void) {
+         progress: @escaping @Sendable (Int64) -> Void) throws(KioskError) {
         self.request = request
         self.hasher = hasher
         self.writerFactory = writerFactory
         self.progress = progress
         self.received = request.offset
         self.written = request.offset
+        self.writer = try writerFactory.open(request.partURL, request.offset)
         let blocks = (0..<Self.blockCount).map { _ in
             UnsafeMutableRawBufferPointer.allocate(byteCount: Self.blockSize, alignment: 64)
         }
@@ -178,6 +228,42 @@ final class TransferHandler: @unchecked Sendable {
     deinit {
         writer?.close()
         for block in blocks { block.deallocate() }
+    }
+
+    /// Prepares for the request of `first...last` (called before the task starts).
+    func begin(first: Int64, last: Int64, continuation: CheckedContinuation<SegmentOutcome, any Error>) {
+        self.continuation = continuation
+        segmentFirst = first
+        segmentLast = last
+        mode = .undecided
+        errorBody = Data()
+        failure = nil
+        entityTag = nil
+    }
+
+    /// Starts the file over from byte 0 (after a 200 answered a ranged request). Called between two requests.
+    func restart() throws(KioskError) {
+        let fresh = try writerFactory.open(request.partURL, 0)
+        ioQueue.sync {
+            writer?.close()
+            writer = fresh
+            written = 0
+            hasher = SHA256()
+        }
+        received = 0
+    }
+
+    /// Writes what is left, waits for the I/O queue and closes the file. Returns the bytes on disk and the hex
+    /// SHA-256 of the whole part file.
+    func finish() throws(KioskError) -> (Int64, String) {
+        submit()  // every taken block goes back (DispatchSemaphore must end at its initial value)
+        let (bytes, digest, error): (Int64, String, KioskError?) = ioQueue.sync {
+            writer?.close()
+            writer = nil
+            return (written, FileHashing.hex(hasher.finalize()), ioFailure.withLock { $0 })
+        }
+        if let error { throw error }
+        return (bytes, digest)
     }
 
     /// Decides what the response is on its first bytes (or at completion for an empty body).
@@ -193,51 +279,36 @@ final class TransferHandler: @unchecked Sendable {
             mode = .errorBody(status: status)
             return
         }
-        let type = (http.value(forHTTPHeaderField: "Content-Type") ?? "").lowercased()
         // An error body must never become content: a JSON answer for a file that is not JSON is refused here;
         // Content-Length, Content-Range and the SHA-256 check catch the rest.
+        let type = (http.value(forHTTPHeaderField: "Content-Type") ?? "").lowercased()
         if type.contains("json"), !request.partURL.deletingPathExtension().pathExtension.lowercased().contains("json") {
             fail(.invalidResponse("a content request was answered with \(type) and status \(status)"))
             return
         }
-        var startAt = request.offset
-        if status == 206 {
-            guard request.offset > 0 else {
-                fail(.invalidResponse("206 for a request without Range"))
+        if status == 200 {
+            guard segmentFirst == 0 else {
+                mode = .fileChanged
                 return
             }
+            // The whole file instead of the first segment (ranges ignored): take it.
+            segmentLast = request.expectedLength - 1
+        } else {
             let field = http.value(forHTTPHeaderField: "Content-Range") ?? ""
             guard case .satisfied(let range, let complete)? = ContentRange(parsing: field),
-                  range.first == request.offset, range.last == request.expectedLength - 1,
-                  complete == request.expectedLength
+                  range.first == segmentFirst, range.last == segmentLast, complete == request.expectedLength
             else {
                 fail(.invalidResponse(
-                    "Content-Range '\(field)' does not match bytes=\(request.offset)- of \(request.expectedLength)"))
+                    "Content-Range '\(field)' does not match bytes=\(segmentFirst)-\(segmentLast) of \(request.expectedLength)"))
                 return
             }
-        } else if request.offset > 0 {
-            // 200 where 206 was asked: the file changed (If-Range failed) or ranges are unsupported. Start over.
-            startAt = 0
-            restarted = true
-            received = 0
         }
         if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init),
-           length != request.expectedLength - startAt {
-            fail(.invalidResponse("Content-Length \(length) does not match the grant"))
+           length != segmentLast - segmentFirst + 1 {
+            fail(.invalidResponse("Content-Length \(length) does not match the requested range"))
             return
         }
-        do {
-            let opened = try writerFactory.open(request.partURL, startAt)
-            let restart = restarted
-            ioQueue.sync {
-                writer = opened
-                written = startAt
-                if restart { hasher = SHA256() }
-            }
-            mode = .content
-        } catch {
-            fail(error)
-        }
+        mode = .content
     }
 
     private func fail(_ error: KioskError) {
@@ -249,7 +320,7 @@ final class TransferHandler: @unchecked Sendable {
     func receive(_ data: Data, response: URLResponse?) -> Bool {
         if case .undecided = mode { decide(response) }
         switch mode {
-        case .undecided, .failed:
+        case .undecided, .failed, .fileChanged:
             return false
         case .errorBody:
             if errorBody.count < 64 << 10 { errorBody.append(data.prefix(64 << 10 - errorBody.count)) }
@@ -261,9 +332,8 @@ final class TransferHandler: @unchecked Sendable {
             fail(error)
             return false
         }
-        guard received + Int64(data.count) <= request.expectedLength else {
-            submit()
-            fail(.invalidResponse("the server sent more bytes than the grant announces"))
+        guard received + Int64(data.count) <= segmentLast + 1 else {
+            fail(.invalidResponse("the server sent more bytes than were asked for"))
             return false
         }
         data.withUnsafeBytes { (chunk: UnsafeRawBufferPointer) in
@@ -308,8 +378,10 @@ final class TransferHandler: @unchecked Sendable {
             DispatchQueue.concurrentPerform(iterations: 2) { index in
                 let bytes = UnsafeRawBufferPointer(rebasing: block.buffer[0..<count])
                 if index == 0, let writer = self.writer {
-                    do { try writer.write(bytes) } catch { step.writeError = (error as? KioskError) ?? .fileSystem(path: "part", underlying: "\(error)") }
-                } else {
+                    do { try writer.write(bytes) } catch {
+                        step.writeError = (error as? KioskError) ?? .fileSystem(path: "part", underlying: "\(error)")
+                    }
+                } else if index == 1 {
                     step.hasher.update(bufferPointer: bytes)
                 }
             }
@@ -322,21 +394,18 @@ final class TransferHandler: @unchecked Sendable {
         }
     }
 
-    /// The task ended.
+    /// The request ended.
     func complete(response: URLResponse?, error: (any Error)?) {
         if error == nil { decide(response) }
-        submit()  // every taken block goes back (DispatchSemaphore must end at its initial value)
-        // Wait for the I/O queue to finish every block, then close the file.
-        let (bytesOnDisk, digest, ioError): (Int64, String, KioskError?) = ioQueue.sync {
-            writer?.close()
-            writer = nil
-            return (written, FileHashing.hex(hasher.finalize()), ioFailure.withLock { $0 })
-        }
-        if failure == nil, let ioError { failure = ioError }
         let continuation = self.continuation
         self.continuation = nil
-        progress(bytesOnDisk)
+        progress(received)
         guard let continuation else { return }
+        if case .fileChanged = mode {
+            continuation.resume(returning: .fileChanged)
+            return
+        }
+        if failure == nil, let ioError = ioFailure.withLock({ $0 }) { failure = ioError }
         if let failure {
             continuation.resume(throwing: failure)
             return
@@ -355,15 +424,14 @@ final class TransferHandler: @unchecked Sendable {
             continuation.resume(throwing: KioskError.fromResponse(
                 status: status, body: errorBody, retryAfter: RetryAfter.seconds(from: retryAfter)))
         case .content:
-            guard bytesOnDisk == request.expectedLength else {
+            guard received == segmentLast + 1 else {
                 continuation.resume(throwing: KioskError.network(
                     code: URLError.networkConnectionLost.rawValue,
-                    underlying: "the connection ended after \(bytesOnDisk) of \(request.expectedLength) bytes"))
+                    underlying: "the connection ended after \(received) of \(request.expectedLength) bytes"))
                 return
             }
-            continuation.resume(returning: FetchOutcome(
-                bytesOnDisk: bytesOnDisk, sha256: digest, entityTag: entityTag, restartedFromZero: restarted))
-        case .undecided, .failed:
+            continuation.resume(returning: .received(entityTag: entityTag))
+        case .undecided, .failed, .fileChanged:
             continuation.resume(throwing: KioskError.invalidResponse("no usable answer"))
         }
     }

@@ -75,6 +75,7 @@ public actor KioskClient {
     private var progress: [DownloadID: DownloadProgress] = [:]
     private var estimators: [DownloadID: SpeedEstimator] = [:]
     private var lastProgressEvent: [DownloadID: ContinuousClock.Instant] = [:]
+    private var lastProgressSample: [DownloadID: ContinuousClock.Instant] = [:]
     private var installWaiters: [String: [CheckedContinuation<InstalledContent, any Error>]] = [:]
     private var catalogCache: [String: CachedCatalog] = [:]
     private var isClosed = false
@@ -554,6 +555,7 @@ public actor KioskClient {
         progress[id] = nil
         estimators[id] = nil
         lastProgressEvent[id] = nil
+        lastProgressSample[id] = nil
     }
 
     /// Starts waiting downloads while slots are free.
@@ -621,6 +623,8 @@ public actor KioskClient {
 
     private func reportProgress(_ id: DownloadID, written: Int64, expected: Int64, at instant: ContinuousClock.Instant) {
         guard case .active? = machines[id]?.state, var current = progress[id] else { return }
+        if let last = lastProgressSample[id], instant < last { return }  // a report that arrived late
+        lastProgressSample[id] = instant
         current.bytesWritten = written
         current.bytesExpected = expected
         var estimator = estimators[id] ?? SpeedEstimator()

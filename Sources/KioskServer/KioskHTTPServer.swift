@@ -24,7 +24,7 @@ public struct KioskHTTPServer: Sendable {
     /// The ledger of verified transactions.
     public let ledger: any Ledger
     private let database: EmbeddedDatabase
-    private let responder: RouterResponder<BasicRequestContext>
+    private let responder: RouterResponder<KioskRequestContext>
     private let logger: Logger
 
     /// Prepares everything the server needs: the data directory, the database, the catalog (hashing new files),
@@ -49,7 +49,7 @@ public struct KioskHTTPServer: Sendable {
             } ?? GrantKeyring.loadOrCreate(in: configuration.dataDirectory)
         let signer = GrantSigner(keyring: keyring)
 
-        let router = Router(context: BasicRequestContext.self)
+        let router = Router(context: KioskRequestContext.self)
         router.add(middleware: ErrorMiddleware(metrics: metrics))
         let transport: any StoreTransport
         let productionURL: URL

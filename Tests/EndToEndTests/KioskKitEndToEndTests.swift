@@ -155,7 +155,7 @@ struct KioskKitEndToEndTests {
             onDisk += Support.fileSize(layout.stagedFile(productID: Self.big, path: path))
         }
         #expect(onDisk > total / 4)
-        let sentBefore = server.contentBytesSent
+        let sentBefore = try await Support.settledBytesSent(server)
 
         let second = try await makeClient(server, root: root)
         #expect(second.journalRecovery == .loaded)
@@ -204,7 +204,7 @@ struct KioskKitEndToEndTests {
         changed["Contents/part-1.bin"] = Support.randomData(3 << 20)
         changed["Contents/part-2.bin"] = Support.randomData(4 << 20)
         let newHashes = try await Support.publish(Self.big, version: "2.0", files: changed, on: server)
-        let sentBefore = server.contentBytesSent
+        let sentBefore = try await Support.settledBytesSent(server)
         try await client.resume(Self.big)
         let content = try await client.waitUntilInstalled(productID: Self.big)
         #expect(content.version == "2.0")
@@ -232,7 +232,7 @@ struct KioskKitEndToEndTests {
         try handle.seek(toOffset: 1000)
         try handle.write(contentsOf: Data(repeating: 0x5A, count: 4096))
         try handle.close()
-        let sentBefore = server.contentBytesSent
+        let sentBefore = try await Support.settledBytesSent(server)
         try await client.resume(Self.big)
         let content = try await client.waitUntilInstalled(productID: Self.big)
         try Support.expectInstalled(content, hashes: hashes)
@@ -382,7 +382,7 @@ struct KioskKitEndToEndTests {
         let client = try await makeClient(server)
         try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
         let first = try await client.waitUntilInstalled(productID: Sample.magazine)
-        let sentBefore = server.contentBytesSent
+        let sentBefore = try await Support.settledBytesSent(server)
         let id = try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
         try await Support.eventually("the second download to finish") {
             await client.download(for: Sample.magazine)?.state == .finished

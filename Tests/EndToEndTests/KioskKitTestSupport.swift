@@ -28,6 +28,18 @@ enum KioskKitTestSupport {
         throw Timeout(what: what)
     }
 
+    /// The server's content byte counter once it has stopped moving (a cancelled response may still be counted
+    /// for a moment after the client hung up).
+    static func settledBytesSent(_ server: TestServer) async throws -> Int64 {
+        var last = server.contentBytesSent
+        while true {
+            try await Task.sleep(for: .milliseconds(150))
+            let now = server.contentBytesSent
+            if now == last { return now }
+            last = now
+        }
+    }
+
     /// Random bytes (fast: one random MiB, varied per MiB).
     static func randomData(_ count: Int) -> Data {
         var generator = SystemRandomNumberGenerator()

@@ -67,17 +67,34 @@ public struct GrantSigner: Sendable {
     }
 }
 
+/// Base64url without padding (RFC 4648 §5), byte by byte: this runs on every content request.
 private func base64URL(_ data: Data) -> String {
-    data.base64EncodedString()
-        .replacingOccurrences(of: "+", with: "-")
-        .replacingOccurrences(of: "/", with: "_")
-        .replacingOccurrences(of: "=", with: "")
+    let encoded = data.base64EncodedString().utf8
+    var out: [UInt8] = []
+    out.reserveCapacity(encoded.count)
+    for byte in encoded {
+        switch byte {
+        case UInt8(ascii: "+"): out.append(UInt8(ascii: "-"))
+        case UInt8(ascii: "/"): out.append(UInt8(ascii: "_"))
+        case UInt8(ascii: "="): continue
+        default: out.append(byte)
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
 }
 
+/// Decodes unpadded base64url; nil for anything else (standard base64's `+`, `/` and `=` included).
 private func dataFromBase64URL(_ text: Substring) -> Data? {
-    guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "=") })
-    else { return nil }
-    var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-    base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-    return Data(base64Encoded: base64)
+    var out: [UInt8] = []
+    out.reserveCapacity(text.utf8.count + 3)
+    for byte in text.utf8 {
+        switch byte {
+        case UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="): return nil
+        case UInt8(ascii: "-"): out.append(UInt8(ascii: "+"))
+        case UInt8(ascii: "_"): out.append(UInt8(ascii: "/"))
+        default: out.append(byte)
+        }
+    }
+    while out.count % 4 != 0 { out.append(UInt8(ascii: "=")) }
+    return Data(base64Encoded: Data(out))
 }

@@ -8,7 +8,7 @@ import KioskCore
 struct CatalogRoutes {
     let catalog: ContentCatalog
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<KioskRequestContext>) {
         router.get("/v1/products") { request, _ in try self.products(request) }
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import KioskCore
+import NIOCore
 
 /// `GET`/`HEAD /v1/content/<product_id>/<content_version>/<path>`: the grant-gated file server, with exact RFC 9110
 /// range semantics from ``RangeRequestEvaluator``.
@@ -15,9 +16,13 @@ struct ContentRoutes {
 
     private static let prefix = "/v1/content/"
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/v1/content/**") { request, _ in try await self.serve(request, isHead: false) }
-        router.head("/v1/content/**") { request, _ in try await self.serve(request, isHead: true) }
+    func register(on router: Router<KioskRequestContext>) {
+        router.get("/v1/content/**") { request, context in
+            try await self.serve(request, isHead: false, channel: context.channel)
+        }
+        router.head("/v1/content/**") { request, context in
+            try await self.serve(request, isHead: true, channel: context.channel)
+        }
     }
 
     /// The product, version and file a content path names, decoded and checked.
@@ -35,7 +40,7 @@ struct ContentRoutes {
         guard rawSegments.count >= 3 else { return nil }
         var segments: [String] = []
         for raw in rawSegments {
-            guard let decoded = String(raw).removingPercentEncoding, !decoded.isEmpty,
+            guard let decoded = raw.contains("%") ? String(raw).removingPercentEncoding : String(raw), !decoded.isEmpty,
                 !decoded.contains("/"), !decoded.contains("\0")
             else { return nil }
             segments.append(decoded)
@@ -58,7 +63,7 @@ struct ContentRoutes {
         return request.uri.queryParameters.get("token")
     }
 
-    func serve(_ request: Request, isHead: Bool) async throws -> Response {
+    func serve(_ request: Request, isHead: Bool, channel: (any Channel)?) async throws -> Response {
         guard let token = Self.token(from: request), !token.isEmpty else {
             throw APIError(
                 .tokenMissing, "This content needs a download token: send Authorization: Bearer <token> from a grant.",
@@ -76,7 +81,7 @@ struct ContentRoutes {
             // The file changed on disk since the catalog was built: reload and answer from the new manifest.
             file = try resolve(path, in: await catalog.reload())
         }
-        return try respond(to: request, file: file, isHead: isHead)
+        return try respond(to: request, file: file, isHead: isHead, channel: channel)
     }
 
     private func resolve(_ path: ContentPath, in snapshot: CatalogSnapshot) throws -> ManifestFile {
@@ -99,7 +104,9 @@ struct ContentRoutes {
         return stat.size == file.length && stat.modifiedNanoseconds == file.modifiedNanoseconds
     }
 
-    private func respond(to request: Request, file: ManifestFile, isHead: Bool) throws -> Response {
+    private func respond(
+        to request: Request, file: ManifestFile, isHead: Bool, channel: (any Channel)?
+    ) throws -> Response {
         let representation = RepresentationMetadata(
             length: file.length, entityTag: file.entityTag, lastModified: file.lastModified)
         var headers: HTTPFields = [
@@ -113,7 +120,7 @@ struct ContentRoutes {
         let decision = evaluator.evaluate(
             method: isHead, range: request.headers[.range], ifRange: request.headers[.ifRange],
             representation: representation)
-        let fileBody = FileBody(file: file, chunkSize: chunkSize, metrics: metrics)
+        let fileBody = FileBody(file: file, chunkSize: chunkSize, metrics: metrics, channel: channel)
         switch decision {
         case .full:
             headers[.contentType] = contentType

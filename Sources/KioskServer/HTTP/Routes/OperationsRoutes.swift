@@ -6,7 +6,7 @@ struct OperationsRoutes {
     let metrics: ServerMetrics
     let verifier: ReceiptVerifier
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<KioskRequestContext>) {
         router.get("/healthz") { _, _ in try JSONIO.response(HealthResponse()) }
         router.get("/metrics") { _, _ in
             metrics.recordReceiptCache(await verifier.cacheStatistics)

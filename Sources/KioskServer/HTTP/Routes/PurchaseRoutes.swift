@@ -19,7 +19,7 @@ struct PurchaseRoutes {
     /// A receipt of 3 MiB plus the JSON around it.
     static let receiptBodyLimit = ReceiptVerifier.maximumReceiptLength + 16 * 1024
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<KioskRequestContext>) {
         router.post("/v1/receipts/verify") { request, context in
             try await self.verifyReceipt(request, logger: context.logger)
         }

@@ -9,7 +9,7 @@ struct SandboxRoutes {
     let verifier: ReceiptVerifier
     let bodyLimit: Int
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<KioskRequestContext>) {
         router.post("/sandbox/purchases") { request, _ in
             let purchase = try await JSONIO.decodeBody(SandboxPurchaseRequest.self, from: request, limit: bodyLimit)
             return try JSONIO.response(try await store.purchase(purchase), status: .created)
