@@ -5,7 +5,7 @@ import KioskServer
 import Testing
 
 /// KioskKit against the real server on an ephemeral loopback port.
-@Suite("KioskKit end to end", .serialized)
+@Suite("KioskKit end to end", .serialized, .timeLimit(.minutes(3)))
 struct KioskKitEndToEndTests {
     typealias Support = KioskKitTestSupport
     typealias Sample = TestServer.Sample
@@ -31,385 +31,385 @@ struct KioskKitEndToEndTests {
     }
 
     @Test func downloadsAMultiFileProductAndVerifiesIt() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let purchase = try await server.buy(Sample.levels)
-        let client = try await makeClient(server)
-        let events = client.events
-        let recorder = Task {
-            var seen: [KioskEvent] = []
-            for await event in events {
-                seen.append(event)
-                if case .installed = event { break }
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.levels)
+            let client = try await makeClient(server)
+            let events = client.events
+            let recorder = Task {
+                var seen: [KioskEvent] = []
+                for await event in events {
+                    seen.append(event)
+                    if case .installed = event { break }
+                }
+                return seen
             }
-            return seen
+            let id = try await client.enqueue(productID: Sample.levels, receipt: purchase.receiptData)
+            let content = try await client.waitUntilInstalled(productID: Sample.levels)
+            #expect(content.version == "1.2")
+            #expect(content.files.count == 10)
+            for file in content.files {
+                let original = server.contentDirectory.appendingPathComponent(Sample.levels).appendingPathComponent(file.path)
+                #expect(try Support.sha256(of: content.url(for: file.path)) == Support.sha256(of: original), "\(file.path)")
+                #expect(file.sha256 == (try Support.sha256(of: original)))
+            }
+            #expect(content.directory.path.hasPrefix(client.cacheRoot.path + "/Content/\(Sample.levels)/1.2"))
+            let snapshot = try #require(await client.download(for: Sample.levels))
+            #expect(snapshot.id == id)
+            #expect(snapshot.state == .finished)
+            #expect(snapshot.progress.fraction == 1)
+            #expect(await client.installedContent().map(\.productID) == [Sample.levels])
+            let seen = await recorder.value
+            let states = seen.compactMap { event -> String? in
+                if case .stateChanged(let snapshot) = event { return snapshot.state.name } else { return nil }
+            }
+            #expect(states.first == "waiting")
+            #expect(states.contains("active"))
+            #expect(states.contains("verifying"))
+            #expect(states.last == "finished")
+            // Staging is empty: the version folder was moved, not copied.
+            let staging = CacheLayout(root: client.cacheRoot).staging(productID: Sample.levels)
+            #expect(!FileManager.default.fileExists(atPath: staging.path))
+            await client.close()
         }
-        let id = try await client.enqueue(productID: Sample.levels, receipt: purchase.receiptData)
-        let content = try await client.waitUntilInstalled(productID: Sample.levels)
-        #expect(content.version == "1.2")
-        #expect(content.files.count == 10)
-        for file in content.files {
-            let original = server.contentDirectory.appendingPathComponent(Sample.levels).appendingPathComponent(file.path)
-            #expect(try Support.sha256(of: content.url(for: file.path)) == Support.sha256(of: original), "\(file.path)")
-            #expect(file.sha256 == (try Support.sha256(of: original)))
-        }
-        #expect(content.directory.path.hasPrefix(client.cacheRoot.path + "/Content/\(Sample.levels)/1.2"))
-        let snapshot = try #require(await client.download(for: Sample.levels))
-        #expect(snapshot.id == id)
-        #expect(snapshot.state == .finished)
-        #expect(snapshot.progress.fraction == 1)
-        #expect(await client.installedContent().map(\.productID) == [Sample.levels])
-        let seen = await recorder.value
-        let states = seen.compactMap { event -> String? in
-            if case .stateChanged(let snapshot) = event { return snapshot.state.name } else { return nil }
-        }
-        #expect(states.first == "waiting")
-        #expect(states.contains("active"))
-        #expect(states.contains("verifying"))
-        #expect(states.last == "finished")
-        // Staging is empty: the version folder was moved, not copied.
-        let staging = CacheLayout(root: client.cacheRoot).staging(productID: Sample.levels)
-        #expect(!FileManager.default.fileExists(atPath: staging.path))
-        await client.close()
     }
 
     @Test func catalogListsProductsAndInvalidIDs() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let client = try await makeClient(server)
-        let all = try await client.products()
-        #expect(Set(all.products.map(\.id)).isSuperset(of: [Sample.magazine, Sample.book, Sample.levels, Sample.subscription]))
-        let some = try await client.products(ids: [Sample.book, "com.example.unknown"])
-        #expect(some.products.map(\.id) == [Sample.book])
-        #expect(some.invalidProductIDs == ["com.example.unknown"])
-        // The second request is revalidated with If-None-Match and answered from the cache.
-        #expect(try await client.products(ids: [Sample.book, "com.example.unknown"]) == some)
-        await client.close()
+        try await TestServer.with { server in
+            let client = try await makeClient(server)
+            let all = try await client.products()
+            #expect(Set(all.products.map(\.id)).isSuperset(of: [Sample.magazine, Sample.book, Sample.levels, Sample.subscription]))
+            let some = try await client.products(ids: [Sample.book, "com.example.unknown"])
+            #expect(some.products.map(\.id) == [Sample.book])
+            #expect(some.invalidProductIDs == ["com.example.unknown"])
+            // The second request is revalidated with If-None-Match and answered from the cache.
+            #expect(try await client.products(ids: [Sample.book, "com.example.unknown"]) == some)
+            await client.close()
+        }
     }
 
     @Test func pauseKeepsBytesAndResumeFinishes() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let (hashes, _) = try await publishBig(server)
-        let purchase = try await server.buy(Self.big)
-        let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.15))
-        try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
-        try await Support.eventually("some progress") {
-            (await client.download(for: Self.big)?.progress.bytesWritten ?? 0) > 4 << 20
+        try await TestServer.with { server in
+            let (hashes, _) = try await publishBig(server)
+            let purchase = try await server.buy(Self.big)
+            let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.15))
+            try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            try await Support.eventually("some progress") {
+                (await client.download(for: Self.big)?.progress.bytesWritten ?? 0) > 4 << 20
+            }
+            try await client.pause(Self.big)
+            let paused = try #require(await client.download(for: Self.big))
+            #expect(paused.state == .paused(.user))
+            let staging = CacheLayout(root: client.cacheRoot).staging(productID: Self.big)
+            #expect(FileManager.default.fileExists(atPath: staging.path))
+            let written = paused.progress.bytesWritten
+            #expect(written > 0 && written < 24 << 20)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(await client.download(for: Self.big)?.state == .paused(.user))
+            try await client.resume(Self.big)
+            let content = try await client.waitUntilInstalled(productID: Self.big)
+            try Support.expectInstalled(content, hashes: hashes)
+            await client.close()
         }
-        try await client.pause(Self.big)
-        let paused = try #require(await client.download(for: Self.big))
-        #expect(paused.state == .paused(.user))
-        let staging = CacheLayout(root: client.cacheRoot).staging(productID: Self.big)
-        #expect(FileManager.default.fileExists(atPath: staging.path))
-        let written = paused.progress.bytesWritten
-        #expect(written > 0 && written < 24 << 20)
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(await client.download(for: Self.big)?.state == .paused(.user))
-        try await client.resume(Self.big)
-        let content = try await client.waitUntilInstalled(productID: Self.big)
-        try Support.expectInstalled(content, hashes: hashes)
-        await client.close()
     }
 
     @Test func cancelDeletesTheBytes() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await publishBig(server)
-        let purchase = try await server.buy(Self.big)
-        let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.15))
-        try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
-        let waiter = Task { try await client.waitUntilInstalled(productID: Self.big) }
-        try await Support.eventually("some progress") {
-            (await client.download(for: Self.big)?.progress.bytesWritten ?? 0) > 2 << 20
+        try await TestServer.with { server in
+            _ = try await publishBig(server)
+            let purchase = try await server.buy(Self.big)
+            let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.15))
+            try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            let waiter = Task { try await client.waitUntilInstalled(productID: Self.big) }
+            try await Support.eventually("some progress") {
+                (await client.download(for: Self.big)?.progress.bytesWritten ?? 0) > 2 << 20
+            }
+            try await client.cancel(Self.big)
+            #expect(await client.download(for: Self.big)?.state == .cancelled)
+            let staging = CacheLayout(root: client.cacheRoot).staging(productID: Self.big)
+            #expect(!FileManager.default.fileExists(atPath: staging.path))
+            await #expect(throws: KioskKit.KioskError.cancelled(productID: Self.big)) { try await waiter.value }
+            #expect(await client.installedContent(for: Self.big) == nil)
+            await client.close()
         }
-        try await client.cancel(Self.big)
-        #expect(await client.download(for: Self.big)?.state == .cancelled)
-        let staging = CacheLayout(root: client.cacheRoot).staging(productID: Self.big)
-        #expect(!FileManager.default.fileExists(atPath: staging.path))
-        await #expect(throws: KioskKit.KioskError.cancelled(productID: Self.big)) { try await waiter.value }
-        #expect(await client.installedContent(for: Self.big) == nil)
-        await client.close()
     }
 
     @Test func closingAndReopeningResumesWithoutRefetchingBytes() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let (hashes, _) = try await publishBig(server, files: 3, mebibytes: 8)
-        let total: Int64 = 24 << 20
-        let purchase = try await server.buy(Self.big)
-        let root = Support.temporaryCacheRoot()
-        let first = try await makeClient(server, root: root, writer: TestWriter.factory(delay: 0.15))
-        try await first.enqueue(productID: Self.big, receipt: purchase.receiptData)
-        try await Support.eventually("a third of the bytes") {
-            (await first.download(for: Self.big)?.progress.bytesWritten ?? 0) > total / 3
-        }
-        await first.close()  // as if the app were killed: the journal still says "active"
+        try await TestServer.with { server in
+            let (hashes, _) = try await publishBig(server, files: 3, mebibytes: 8)
+            let total: Int64 = 24 << 20
+            let purchase = try await server.buy(Self.big)
+            let root = Support.temporaryCacheRoot()
+            let first = try await makeClient(server, root: root, writer: TestWriter.factory(delay: 0.15))
+            try await first.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            try await Support.eventually("a third of the bytes") {
+                (await first.download(for: Self.big)?.progress.bytesWritten ?? 0) > total / 3
+            }
+            await first.close()  // as if the app were killed: the journal still says "active"
 
-        // What is on disk now is kept; the new client fetches only the rest.
-        let layout = CacheLayout(root: root)
-        var onDisk: Int64 = 0
-        for index in 0..<3 {
-            let path = "Contents/part-\(index).bin"
-            onDisk += Support.fileSize(layout.partFile(productID: Self.big, path: path))
-            onDisk += Support.fileSize(layout.stagedFile(productID: Self.big, path: path))
-        }
-        #expect(onDisk > total / 4)
-        let sentBefore = try await Support.settledBytesSent(server)
+            // What is on disk now is kept; the new client fetches only the rest.
+            let layout = CacheLayout(root: root)
+            var onDisk: Int64 = 0
+            for index in 0..<3 {
+                let path = "Contents/part-\(index).bin"
+                onDisk += Support.fileSize(layout.partFile(productID: Self.big, path: path))
+                onDisk += Support.fileSize(layout.stagedFile(productID: Self.big, path: path))
+            }
+            #expect(onDisk > total / 4)
+            let sentBefore = try await Support.settledBytesSent(server)
 
-        let second = try await makeClient(server, root: root)
-        #expect(second.journalRecovery == .loaded)
-        let content = try await second.waitUntilInstalled(productID: Self.big)
-        try Support.expectInstalled(content, hashes: hashes)
-        let sentForResume = server.contentBytesSent - sentBefore
-        #expect(sentForResume == total - onDisk, "resumed with \(sentForResume) bytes, \(total - onDisk) were missing")
-        await second.close()
+            let second = try await makeClient(server, root: root)
+            #expect(second.journalRecovery == .loaded)
+            let content = try await second.waitUntilInstalled(productID: Self.big)
+            try Support.expectInstalled(content, hashes: hashes)
+            let sentForResume = server.contentBytesSent - sentBefore
+            #expect(sentForResume == total - onDisk, "resumed with \(sentForResume) bytes, \(total - onDisk) were missing")
+            await second.close()
+        }
     }
 
     @Test func anExpiredTokenIsRenewed() async throws {
-        let server = try await TestServer.start { $0.grantLifetime = .seconds(1) }
-        defer { Task { await server.stop() } }
-        let (hashes, _) = try await publishBig(server, files: 4, mebibytes: 4)
-        let purchase = try await server.buy(Self.big)
-        let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.25))
-        try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
-        try await Support.eventually("some progress") {
-            (await client.download(for: Self.big)?.progress.bytesWritten ?? 0) > 0
+        try await TestServer.with(configure: { $0.grantLifetime = .seconds(1) }) { server in
+            let (hashes, _) = try await publishBig(server, files: 4, mebibytes: 4)
+            let purchase = try await server.buy(Self.big)
+            let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.25))
+            try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            try await Support.eventually("some progress") {
+                (await client.download(for: Self.big)?.progress.bytesWritten ?? 0) > 0
+            }
+            try await client.pause(Self.big)
+            try await Task.sleep(for: .milliseconds(1500))  // the grant's token is now expired
+            try await client.resume(Self.big)
+            let content = try await client.waitUntilInstalled(productID: Self.big)
+            try Support.expectInstalled(content, hashes: hashes)
+            await client.close()
         }
-        try await client.pause(Self.big)
-        try await Task.sleep(for: .milliseconds(1500))  // the grant's token is now expired
-        try await client.resume(Self.big)
-        let content = try await client.waitUntilInstalled(productID: Self.big)
-        try Support.expectInstalled(content, hashes: hashes)
-        await client.close()
     }
 
     @Test func contentChangingMidDownloadEndsWithTheNewVersion() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let (_, data) = try await publishBig(server, files: 3, mebibytes: 4)
-        let purchase = try await server.buy(Self.big)
-        // Stop in the middle of part-1 (a full disk at 6 MiB), change the product on the server, go on.
-        let disk = SimulatedDisk(capacity: 6 << 20)
-        let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
-        try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
-        try await Support.eventually("the pause in part-1") {
-            await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
-        }
-        disk.free()
-        #expect(await client.download(for: Self.big)?.version == "1.0")
+        try await TestServer.with { server in
+            let (_, data) = try await publishBig(server, files: 3, mebibytes: 4)
+            let purchase = try await server.buy(Self.big)
+            // Stop in the middle of part-1 (a full disk at 6 MiB), change the product on the server, go on.
+            let disk = SimulatedDisk(capacity: 6 << 20)
+            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
+            try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            try await Support.eventually("the pause in part-1") {
+                await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
+            }
+            disk.free()
+            #expect(await client.download(for: Self.big)?.version == "1.0")
 
-        // Version 2.0: part-0 unchanged, part-1 and part-2 replaced.
-        var changed = data
-        changed["Contents/part-1.bin"] = Support.randomData(3 << 20)
-        changed["Contents/part-2.bin"] = Support.randomData(4 << 20)
-        let newHashes = try await Support.publish(Self.big, version: "2.0", files: changed, on: server)
-        let sentBefore = try await Support.settledBytesSent(server)
-        try await client.resume(Self.big)
-        let content = try await client.waitUntilInstalled(productID: Self.big)
-        #expect(content.version == "2.0")
-        try Support.expectInstalled(content, hashes: newHashes)
-        // part-0 was kept (same path and hash): at most the two changed files were fetched again.
-        #expect(server.contentBytesSent - sentBefore <= Int64(7 << 20))
-        await client.close()
+            // Version 2.0: part-0 unchanged, part-1 and part-2 replaced.
+            var changed = data
+            changed["Contents/part-1.bin"] = Support.randomData(3 << 20)
+            changed["Contents/part-2.bin"] = Support.randomData(4 << 20)
+            let newHashes = try await Support.publish(Self.big, version: "2.0", files: changed, on: server)
+            let sentBefore = try await Support.settledBytesSent(server)
+            try await client.resume(Self.big)
+            let content = try await client.waitUntilInstalled(productID: Self.big)
+            #expect(content.version == "2.0")
+            try Support.expectInstalled(content, hashes: newHashes)
+            // part-0 was kept (same path and hash): at most the two changed files were fetched again.
+            #expect(server.contentBytesSent - sentBefore <= Int64(7 << 20))
+            await client.close()
+        }
     }
 
     @Test func aCorruptedPartFileIsDetectedAndRepaired() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let (hashes, _) = try await publishBig(server, files: 1, mebibytes: 12)
-        let purchase = try await server.buy(Self.big)
-        // Stop the download at exactly 5 MiB (a full disk), damage the part file, then let it go on.
-        let disk = SimulatedDisk(capacity: 5 << 20)
-        let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
-        try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
-        try await Support.eventually("the pause at 5 MiB") {
-            await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
+        try await TestServer.with { server in
+            let (hashes, _) = try await publishBig(server, files: 1, mebibytes: 12)
+            let purchase = try await server.buy(Self.big)
+            // Stop the download at exactly 5 MiB (a full disk), damage the part file, then let it go on.
+            let disk = SimulatedDisk(capacity: 5 << 20)
+            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
+            try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            try await Support.eventually("the pause at 5 MiB") {
+                await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
+            }
+            disk.free()
+            let part = Support.partFile(client, Self.big, "Contents/part-0.bin")
+            let handle = try FileHandle(forWritingTo: part)
+            try handle.seek(toOffset: 1000)
+            try handle.write(contentsOf: Data(repeating: 0x5A, count: 4096))
+            try handle.close()
+            let sentBefore = try await Support.settledBytesSent(server)
+            try await client.resume(Self.big)
+            let content = try await client.waitUntilInstalled(productID: Self.big)
+            try Support.expectInstalled(content, hashes: hashes)
+            // The damaged file was downloaded again from its first byte.
+            #expect(server.contentBytesSent - sentBefore > Int64(12 << 20))
+            await client.close()
         }
-        disk.free()
-        let part = Support.partFile(client, Self.big, "Contents/part-0.bin")
-        let handle = try FileHandle(forWritingTo: part)
-        try handle.seek(toOffset: 1000)
-        try handle.write(contentsOf: Data(repeating: 0x5A, count: 4096))
-        try handle.close()
-        let sentBefore = try await Support.settledBytesSent(server)
-        try await client.resume(Self.big)
-        let content = try await client.waitUntilInstalled(productID: Self.big)
-        try Support.expectInstalled(content, hashes: hashes)
-        // The damaged file was downloaded again from its first byte.
-        #expect(server.contentBytesSent - sentBefore > Int64(12 << 20))
-        await client.close()
     }
 
     @Test func contentDeletedBehindTheLibrarysBackIsNotInstalled() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let purchase = try await server.buy(Sample.magazine)
-        let root = Support.temporaryCacheRoot()
-        let client = try await makeClient(server, root: root)
-        try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
-        let content = try await client.waitUntilInstalled(productID: Sample.magazine)
-        let events = client.events
-        try FileManager.default.removeItem(at: content.url(for: "Contents/issue.pdf"))  // the OS purged caches
-        #expect(await client.installedContent(for: Sample.magazine) == nil)
-        #expect(await client.installedContent().isEmpty)
-        #expect(await client.download(for: Sample.magazine) == nil)  // never reported "finished"
-        var iterator = events.makeAsyncIterator()
-        #expect(await iterator.next() == .removed(productID: Sample.magazine, version: "1.0"))
-        await client.close()
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.magazine)
+            let root = Support.temporaryCacheRoot()
+            let client = try await makeClient(server, root: root)
+            try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+            let content = try await client.waitUntilInstalled(productID: Sample.magazine)
+            let events = client.events
+            try FileManager.default.removeItem(at: content.url(for: "Contents/issue.pdf"))  // the OS purged caches
+            #expect(await client.installedContent(for: Sample.magazine) == nil)
+            #expect(await client.installedContent().isEmpty)
+            #expect(await client.download(for: Sample.magazine) == nil)  // never reported "finished"
+            var iterator = events.makeAsyncIterator()
+            #expect(await iterator.next() == .removed(productID: Sample.magazine, version: "1.0"))
+            await client.close()
 
-        // A relaunch agrees, and the product can be downloaded again.
-        let reopened = try await makeClient(server, root: root)
-        #expect(await reopened.installedContent(for: Sample.magazine) == nil)
-        try await reopened.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
-        let again = try await reopened.waitUntilInstalled(productID: Sample.magazine)
-        #expect(FileManager.default.fileExists(atPath: again.url(for: "Contents/issue.pdf").path))
-        await reopened.close()
+            // A relaunch agrees, and the product can be downloaded again.
+            let reopened = try await makeClient(server, root: root)
+            #expect(await reopened.installedContent(for: Sample.magazine) == nil)
+            try await reopened.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+            let again = try await reopened.waitUntilInstalled(productID: Sample.magazine)
+            #expect(FileManager.default.fileExists(atPath: again.url(for: "Contents/issue.pdf").path))
+            await reopened.close()
+        }
     }
 
     @Test func aFullDiskPausesWithInsufficientStorageAndResumes() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let (hashes, _) = try await publishBig(server, files: 2, mebibytes: 6)
-        let purchase = try await server.buy(Self.big)
-        let disk = SimulatedDisk(capacity: 5 << 20)
-        let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
-        try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
-        try await Support.eventually("the insufficient-storage pause") {
-            await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
+        try await TestServer.with { server in
+            let (hashes, _) = try await publishBig(server, files: 2, mebibytes: 6)
+            let purchase = try await server.buy(Self.big)
+            let disk = SimulatedDisk(capacity: 5 << 20)
+            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
+            try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            try await Support.eventually("the insufficient-storage pause") {
+                await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
+            }
+            #expect(disk.failures == 1)
+            let kept = Support.fileSize(Support.partFile(client, Self.big, "Contents/part-0.bin"))
+            #expect(kept == 5 << 20)  // the bytes written before ENOSPC are kept
+            disk.free()
+            try await client.resume(Self.big)
+            let content = try await client.waitUntilInstalled(productID: Self.big)
+            try Support.expectInstalled(content, hashes: hashes)
+            await client.close()
         }
-        #expect(disk.failures == 1)
-        let kept = Support.fileSize(Support.partFile(client, Self.big, "Contents/part-0.bin"))
-        #expect(kept == 5 << 20)  // the bytes written before ENOSPC are kept
-        disk.free()
-        try await client.resume(Self.big)
-        let content = try await client.waitUntilInstalled(productID: Self.big)
-        try Support.expectInstalled(content, hashes: hashes)
-        await client.close()
     }
 
     @Test func notEnoughFreeSpaceBeforeStartingPauses() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let purchase = try await server.buy(Sample.magazine)
-        var configuration = KioskClient.Configuration()
-        configuration.availableSpace = { _ in 1000 }
-        let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: Support.temporaryCacheRoot(),
-                                           configuration: configuration)
-        try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
-        try await Support.eventually("the insufficient-storage pause") {
-            await client.download(for: Sample.magazine)?.state == .paused(.insufficientStorage)
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.magazine)
+            var configuration = KioskClient.Configuration()
+            configuration.availableSpace = { _ in 1000 }
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: Support.temporaryCacheRoot(),
+                                               configuration: configuration)
+            try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+            try await Support.eventually("the insufficient-storage pause") {
+                await client.download(for: Sample.magazine)?.state == .paused(.insufficientStorage)
+            }
+            await client.close()
         }
-        await client.close()
     }
 
     @Test func deliverBeforeFinish() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let purchase = try await server.buy(Sample.book)
-        let client = try await makeClient(server)
-        let observer = RecordingObserver()
-        let observation = client.addObserver(observer)
-        // The app's purchase handler: download, deliver, and only then finish the store transaction.
-        try await client.enqueue(productID: Sample.book, receipt: purchase.receiptData)
-        let content = try await client.waitUntilInstalled(productID: Sample.book)
-        #expect(FileManager.default.fileExists(atPath: content.url(for: "Contents/book.epub").path))
-        var finishedTransactions: [String] = []
-        finishedTransactions.append(purchase.transactionID)  // stands for `transaction.finish()`
-        #expect(finishedTransactions == [purchase.transactionID])
-        // Already installed: returns at once.
-        #expect(try await client.waitUntilInstalled(productID: Sample.book) == content)
-        try await Support.eventually("the observer's install call") { observer.installed == [Sample.book] }
-        #expect(observer.updates > 0)
-        observation.cancel()
-        await client.close()
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.book)
+            let client = try await makeClient(server)
+            let observer = RecordingObserver()
+            let observation = client.addObserver(observer)
+            // The app's purchase handler: download, deliver, and only then finish the store transaction.
+            try await client.enqueue(productID: Sample.book, receipt: purchase.receiptData)
+            let content = try await client.waitUntilInstalled(productID: Sample.book)
+            #expect(FileManager.default.fileExists(atPath: content.url(for: "Contents/book.epub").path))
+            var finishedTransactions: [String] = []
+            finishedTransactions.append(purchase.transactionID)  // stands for `transaction.finish()`
+            #expect(finishedTransactions == [purchase.transactionID])
+            // Already installed: returns at once.
+            #expect(try await client.waitUntilInstalled(productID: Sample.book) == content)
+            try await Support.eventually("the observer's install call") { observer.installed == [Sample.book] }
+            #expect(observer.updates > 0)
+            observation.cancel()
+            await client.close()
+        }
     }
 
     @Test func restoreDownloadsWhatIsEntitledAndMissing() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.buy(Sample.magazine, user: "restorer")
-        _ = try await server.buy(Sample.subscription, user: "restorer")
-        let latest = try await server.buy(Sample.book, user: "restorer")  // lists all three purchases
-        let client = try await makeClient(server)
-        let entitlements = try await client.verifyReceipt(latest.receiptData)
-        #expect(Set(entitlements.entitlements.map(\.productID)) == [Sample.magazine, Sample.book, Sample.subscription])
-        let result = try await client.restore(receipt: latest.receiptData)
-        #expect(Set(result.enqueued.keys) == [Sample.magazine, Sample.book])  // the subscription has no files
-        _ = try await client.waitUntilInstalled(productID: Sample.magazine)
-        _ = try await client.waitUntilInstalled(productID: Sample.book)
-        let again = try await client.restore(receipt: latest.receiptData)
-        #expect(again.enqueued.isEmpty)
-        #expect(Set(again.alreadyInstalled) == [Sample.magazine, Sample.book])
-        await client.close()
+        try await TestServer.with { server in
+            _ = try await server.buy(Sample.magazine, user: "restorer")
+            _ = try await server.buy(Sample.subscription, user: "restorer")
+            let latest = try await server.buy(Sample.book, user: "restorer")  // lists all three purchases
+            let client = try await makeClient(server)
+            let entitlements = try await client.verifyReceipt(latest.receiptData)
+            #expect(Set(entitlements.entitlements.map(\.productID)) == [Sample.magazine, Sample.book, Sample.subscription])
+            let result = try await client.restore(receipt: latest.receiptData)
+            #expect(Set(result.enqueued.keys) == [Sample.magazine, Sample.book])  // the subscription has no files
+            _ = try await client.waitUntilInstalled(productID: Sample.magazine)
+            _ = try await client.waitUntilInstalled(productID: Sample.book)
+            let again = try await client.restore(receipt: latest.receiptData)
+            #expect(again.enqueued.isEmpty)
+            #expect(Set(again.alreadyInstalled) == [Sample.magazine, Sample.book])
+            await client.close()
+        }
     }
 
     @Test func notEntitledFailsAtOnceWithTheServersCode() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let purchase = try await server.buy(Sample.magazine)
-        let client = try await makeClient(server)
-        try await client.enqueue(productID: Sample.book, receipt: purchase.receiptData)
-        do {
-            _ = try await client.waitUntilInstalled(productID: Sample.book)
-            Issue.record("a product not in the receipt was installed")
-        } catch let error as KioskKit.KioskError {
-            #expect(error.apiCode == .notEntitled)
-            #expect(error.isEntitlementRefusal)
-            guard case .server(let status, _, let message, _) = error else { throw error }
-            #expect(status == 403)
-            #expect(!message.isEmpty)
-        }
-        let snapshot = try #require(await client.download(for: Sample.book))
-        guard case .failed(let error) = snapshot.state else {
-            Issue.record("expected failed, got \(snapshot.state)")
-            return
-        }
-        #expect(error.code == "not_entitled")
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.magazine)
+            let client = try await makeClient(server)
+            try await client.enqueue(productID: Sample.book, receipt: purchase.receiptData)
+            do {
+                _ = try await client.waitUntilInstalled(productID: Sample.book)
+                Issue.record("a product not in the receipt was installed")
+            } catch let error as KioskKit.KioskError {
+                #expect(error.apiCode == .notEntitled)
+                #expect(error.isEntitlementRefusal)
+                guard case .server(let status, _, let message, _) = error else { throw error }
+                #expect(status == 403)
+                #expect(!message.isEmpty)
+            }
+            let snapshot = try #require(await client.download(for: Sample.book))
+            guard case .failed(let error) = snapshot.state else {
+                Issue.record("expected failed, got \(snapshot.state)")
+                return
+            }
+            #expect(error.code == "not_entitled")
 
-        // A refunded purchase is refused the same way.
-        try await server.refund(purchase.transactionID)
-        try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
-        await #expect(throws: KioskKit.KioskError.self) { try await client.waitUntilInstalled(productID: Sample.magazine) }
-        #expect(await client.download(for: Sample.magazine)?.error?.apiCode == .notEntitled)
-        await client.close()
+            // A refunded purchase is refused the same way.
+            try await server.refund(purchase.transactionID)
+            try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+            await #expect(throws: KioskKit.KioskError.self) { try await client.waitUntilInstalled(productID: Sample.magazine) }
+            #expect(await client.download(for: Sample.magazine)?.error?.apiCode == .notEntitled)
+            await client.close()
+        }
     }
 
     @Test func enqueueingInstalledContentAgainFetchesNothing() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let purchase = try await server.buy(Sample.magazine)
-        let client = try await makeClient(server)
-        try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
-        let first = try await client.waitUntilInstalled(productID: Sample.magazine)
-        let sentBefore = try await Support.settledBytesSent(server)
-        let id = try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
-        try await Support.eventually("the second download to finish") {
-            await client.download(for: Sample.magazine)?.state == .finished
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.magazine)
+            let client = try await makeClient(server)
+            try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+            let first = try await client.waitUntilInstalled(productID: Sample.magazine)
+            let sentBefore = try await Support.settledBytesSent(server)
+            let id = try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+            try await Support.eventually("the second download to finish") {
+                await client.download(for: Sample.magazine)?.state == .finished
+            }
+            #expect(await client.download(for: Sample.magazine)?.id == id)
+            #expect(server.contentBytesSent == sentBefore)
+            #expect(await client.installedContent(for: Sample.magazine) == first)
+            await client.close()
         }
-        #expect(await client.download(for: Sample.magazine)?.id == id)
-        #expect(server.contentBytesSent == sentBefore)
-        #expect(await client.installedContent(for: Sample.magazine) == first)
-        await client.close()
     }
 
     @Test func removeAndMoveOutOfCaches() async throws {
-        let server = try await TestServer.start()
-        defer { Task { await server.stop() } }
-        let purchase = try await server.buy(Sample.magazine)
-        _ = try await server.buy(Sample.book)
-        let client = try await makeClient(server)
-        try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
-        let content = try await client.waitUntilInstalled(productID: Sample.magazine)
-        let keep = Support.temporaryCacheRoot().appendingPathComponent("Library/Magazine")
-        let moved = try await client.moveContentOutOfCaches(productID: Sample.magazine, to: keep)
-        #expect(moved.isOutsideCaches)
-        #expect(!FileManager.default.fileExists(atPath: content.directory.path))
-        #expect(await client.installedContent(for: Sample.magazine)?.directory == keep.standardizedFileURL)
-        try await client.remove(Sample.magazine)
-        #expect(FileManager.default.fileExists(atPath: keep.path))  // moved content is the app's to delete
-        #expect(await client.installedContent(for: Sample.magazine) == nil)
-        await client.close()
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.magazine)
+            _ = try await server.buy(Sample.book)
+            let client = try await makeClient(server)
+            try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+            let content = try await client.waitUntilInstalled(productID: Sample.magazine)
+            let keep = Support.temporaryCacheRoot().appendingPathComponent("Library/Magazine")
+            let moved = try await client.moveContentOutOfCaches(productID: Sample.magazine, to: keep)
+            #expect(moved.isOutsideCaches)
+            #expect(!FileManager.default.fileExists(atPath: content.directory.path))
+            #expect(await client.installedContent(for: Sample.magazine)?.directory == keep.standardizedFileURL)
+            try await client.remove(Sample.magazine)
+            #expect(FileManager.default.fileExists(atPath: keep.path))  // moved content is the app's to delete
+            #expect(await client.installedContent(for: Sample.magazine) == nil)
+            await client.close()
+        }
     }
 }
 
