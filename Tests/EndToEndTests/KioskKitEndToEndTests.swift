@@ -13,12 +13,13 @@ struct KioskKitEndToEndTests {
     static let big = "com.example.kiosk.test.big"
 
     /// A client on a fresh cache root with fast retries.
-    func makeClient(_ server: TestServer, root: URL = Support.temporaryCacheRoot(),
+    func makeClient(_ server: TestServer, root: URL? = nil,
                     writer: FileWriterFactory = .posix) async throws -> KioskClient {
         var configuration = KioskClient.Configuration()
         configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
         configuration.fileWriterFactory = writer
-        return try await KioskClient(serverURL: server.baseURL, cacheRoot: root, configuration: configuration)
+        return try await KioskClient(
+            serverURL: server.baseURL, cacheRoot: root ?? server.makeScratchDirectory(), configuration: configuration)
     }
 
     /// Publishes a multi-file product of `files` × `mebibytes` MiB.
@@ -137,7 +138,7 @@ struct KioskKitEndToEndTests {
             let (hashes, _) = try await publishBig(server, files: 3, mebibytes: 8)
             let total: Int64 = 24 << 20
             let purchase = try await server.buy(Self.big)
-            let root = Support.temporaryCacheRoot()
+            let root = server.makeScratchDirectory()
             let first = try await makeClient(server, root: root, writer: TestWriter.factory(delay: 0.15))
             try await first.enqueue(productID: Self.big, receipt: purchase.receiptData)
             try await Support.eventually("a third of the bytes") {
@@ -244,7 +245,7 @@ struct KioskKitEndToEndTests {
     @Test func contentDeletedBehindTheLibrarysBackIsNotInstalled() async throws {
         try await TestServer.with { server in
             let purchase = try await server.buy(Sample.magazine)
-            let root = Support.temporaryCacheRoot()
+            let root = server.makeScratchDirectory()
             let client = try await makeClient(server, root: root)
             try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
             let content = try await client.waitUntilInstalled(productID: Sample.magazine)
@@ -293,7 +294,7 @@ struct KioskKitEndToEndTests {
             let purchase = try await server.buy(Sample.magazine)
             var configuration = KioskClient.Configuration()
             configuration.availableSpace = { _ in 1000 }
-            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: Support.temporaryCacheRoot(),
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(),
                                                configuration: configuration)
             try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
             try await Support.eventually("the insufficient-storage pause") {
@@ -400,7 +401,7 @@ struct KioskKitEndToEndTests {
             let client = try await makeClient(server)
             try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
             let content = try await client.waitUntilInstalled(productID: Sample.magazine)
-            let keep = Support.temporaryCacheRoot().appendingPathComponent("Library/Magazine")
+            let keep = server.makeScratchDirectory().appendingPathComponent("Library/Magazine")
             let moved = try await client.moveContentOutOfCaches(productID: Sample.magazine, to: keep)
             #expect(moved.isOutsideCaches)
             #expect(!FileManager.default.fileExists(atPath: content.directory.path))

@@ -11,12 +11,6 @@ enum KioskKitTestSupport {
         var description: String { "timed out waiting for \(what)" }
     }
 
-    /// A fresh, empty cache root.
-    static func temporaryCacheRoot() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-kit-e2e-\(UUID().uuidString)",
-                                                                      isDirectory: true)
-    }
-
     /// Polls `condition` every 20 ms until it holds.
     static func eventually(_ what: String, timeout: Double = 60,
                            _ condition: () async throws -> Bool) async throws {

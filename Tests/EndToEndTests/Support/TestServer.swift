@@ -103,6 +103,11 @@ final class TestServer: Sendable {
         try? FileManager.default.removeItem(at: root)
     }
 
+    /// A new empty folder inside the server's temporary folder (removed by ``stop()``), e.g. a client's cache root.
+    func makeScratchDirectory() -> URL {
+        root.appendingPathComponent("scratch-\(UUID().uuidString)", isDirectory: true)
+    }
+
     /// Bytes of content the server has streamed so far.
     var contentBytesSent: Int64 { server.metrics.contentBytesSentSoFar }
 
