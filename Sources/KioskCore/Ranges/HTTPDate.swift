@@ -158,8 +158,8 @@ public enum HTTPDate {
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    /// The date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    private static func civilDate(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
+    /// The date `days` after 1970-01-01 (Howard Hinnant's `civil_from_days`); also used by ``RFC3339``.
+    static func civilDate(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097

@@ -5,9 +5,26 @@ import Foundation
 /// Parsing is strict: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` with every field in range (no 31st of November,
 /// no hour 24), so a typo in an `Info.json` date is reported instead of silently rolling over.
 public enum RFC3339 {
-    /// Formats a date as `2026-11-01T00:00:00Z` (UTC, whole seconds).
+    /// The earliest instant with a four-digit year: 0000-01-01T00:00:00Z.
+    static let minimumSeconds: Int64 = -62_167_219_200
+
+    /// Formats a date as `2026-11-01T00:00:00Z` (UTC, whole seconds truncated toward the past).
+    ///
+    /// Uses the proleptic Gregorian calendar, like ``date(from:)``, so every date that parses prints back to
+    /// itself (Foundation's formatter switches to the Julian calendar before 1582). Dates outside the years
+    /// 0000–9999, which a four-digit year cannot express, are clamped to that range.
     public static func string(from date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(timeZone: .gmt))
+        let interval = date.timeIntervalSince1970.rounded(.down)
+        let bounded = min(max(interval, Double(minimumSeconds)), Double(HTTPDate.maximumSeconds))
+        let seconds = interval.isNaN ? 0 : Int64(bounded)
+        let secondOfDay = (seconds % 86_400 + 86_400) % 86_400
+        let (year, month, day) = HTTPDate.civilDate(fromDays: (seconds - secondOfDay) / 86_400)
+        func digits(_ value: some BinaryInteger, _ count: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, count - text.count)) + text
+        }
+        return "\(digits(year, 4))-\(digits(month, 2))-\(digits(day, 2))T"
+            + "\(digits(secondOfDay / 3600, 2)):\(digits(secondOfDay / 60 % 60, 2)):\(digits(secondOfDay % 60, 2))Z"
     }
 
     /// Parses an RFC 3339 date-time; nil when it is malformed or names an impossible moment.

@@ -116,15 +116,25 @@ enum AppleDate {
     /// The zone of Apple's `_pst` dates.
     static let pacific = "America/Los_Angeles"
 
-    /// Reads milliseconds since 1970 (`"1700000000000"`), Apple's human form (`"2023-11-14 22:13:20 Etc/GMT"`)
-    /// or RFC 3339 (`"2023-11-14T22:13:20Z"`).
+    /// The largest distance from 1970, in milliseconds, of a date that ``parse(_:)`` accepts: the ledger and
+    /// ``milliseconds(_:)`` store dates as `Int64` milliseconds, which would overflow (and trap) beyond it.
+    static let maximumMilliseconds = 9.0e18
+
+    /// Reads milliseconds since 1970 (`"1700000000000"`, negative before 1970, as ``milliseconds(_:)`` writes
+    /// them), Apple's human form (`"2023-11-14 22:13:20 Etc/GMT"`) or RFC 3339 (`"2023-11-14T22:13:20Z"`).
+    ///
+    /// Returns `nil` for anything else and for dates more than ``maximumMilliseconds`` away from 1970.
     static func parse(_ text: String) -> Date? {
         let text = text.trimmingCharacters(in: .whitespaces)
-        if let milliseconds = Double(text), milliseconds.isFinite, text.allSatisfy({ $0.isNumber || $0 == "." }) {
-            return Date(timeIntervalSince1970: milliseconds / 1000)
+        let magnitude = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
+        let date: Date?
+        if let milliseconds = Double(text), !magnitude.isEmpty, magnitude.allSatisfy({ $0.isNumber || $0 == "." }) {
+            date = Date(timeIntervalSince1970: milliseconds / 1000)
+        } else {
+            date = parseHuman(text) ?? (try? Date(text, strategy: .iso8601))
         }
-        if let date = parseHuman(text) { return date }
-        return try? Date(text, strategy: .iso8601)
+        guard let date, abs(date.timeIntervalSince1970 * 1000) < maximumMilliseconds else { return nil }
+        return date
     }
 
     /// `date` as a string of whole milliseconds since 1970.
