@@ -5,7 +5,9 @@ import KioskCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SwiftASN1
 import UnixSignals
+import X509
 
 /// The Kiosk server: the catalog, the receipt-gated grants and the range-exact content streams of API.md, with
 /// the sandbox store when configured, all over one Hummingbird application.
@@ -48,6 +50,11 @@ public struct KioskHTTPServer: Sendable {
                     $0, keyID: configuration.grantKeyID, previous: configuration.previousGrantKeys)
             } ?? GrantKeyring.loadOrCreate(in: configuration.dataDirectory)
         let signer = GrantSigner(keyring: keyring)
+        let revocations = try await RevocationList.load(from: ledger)
+        let now: @Sendable () -> Date = { Date() }
+        var trustedRoots =
+            try configuration.appleRootCAFile.map { try Self.loadRoots(from: $0) }
+            ?? [AppleRootCertificates.appleRootCAG3()]
 
         let router = Router(context: KioskRequestContext.self)
         router.add(middleware: ErrorMiddleware(metrics: metrics))
@@ -57,9 +64,11 @@ public struct KioskHTTPServer: Sendable {
         var sandboxStore: SandboxStore?
         switch configuration.store {
         case .sandbox:
+            let authority = try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory)
+            trustedRoots.append(authority.root)
             let store = try await SandboxStore(
                 database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
-                bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret)
+                bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret, signingAuthority: authority)
             sandboxStore = store
             transport = SandboxStoreTransport(store: store)
             (productionURL, sandboxURL) = (SandboxStoreTransport.productionURL, SandboxStoreTransport.sandboxURL)
@@ -75,23 +84,49 @@ public struct KioskHTTPServer: Sendable {
                 metrics.recordStoreCall(
                     environment: report.environment.rawValue, status: report.outcome.label, duration: report.duration)
             })
+        let signedData = SignedDataVerifier(
+            trustedRoots: trustedRoots, bundleID: configuration.bundleID,
+            environments: configuration.acceptedTransactionEnvironments)
+        let notifications = NotificationProcessor(
+            verifier: signedData, ledger: ledger, revocations: revocations, metrics: metrics, now: now)
         if let sandboxStore {
-            SandboxRoutes(store: sandboxStore, verifier: verifier, bodyLimit: configuration.maxJSONBodySize)
-                .register(on: router)
+            SandboxRoutes(
+                store: sandboxStore, verifier: verifier, bodyLimit: configuration.maxJSONBodySize,
+                notifications: notifications
+            ).register(on: router)
         }
-        let now: @Sendable () -> Date = { Date() }
         OperationsRoutes(metrics: metrics, verifier: verifier).register(on: router)
         CatalogRoutes(catalog: catalog).register(on: router)
         PurchaseRoutes(
-            catalog: catalog, verifier: verifier, policy: EntitlementPolicy(bundleID: configuration.bundleID),
-            ledger: ledger, signer: signer, metrics: metrics, grantLifetime: configuration.grantLifetime, now: now
+            catalog: catalog,
+            proofs: ProofVerifier(
+                receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
+            policy: EntitlementPolicy(bundleID: configuration.bundleID), ledger: ledger, signer: signer,
+            metrics: metrics, grantLifetime: configuration.grantLifetime,
+            maxInstallations: configuration.maxInstallations, now: now
         ).register(on: router)
+        NotificationRoutes(processor: notifications).register(on: router)
         ContentRoutes(
-            catalog: catalog, signer: signer, metrics: metrics,
+            catalog: catalog, signer: signer, revocations: revocations, metrics: metrics,
             evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
             chunkSize: configuration.streamChunkSize, now: now
         ).register(on: router)
         self.responder = router.buildResponder()
+    }
+
+    /// The certificates of a PEM file (`--apple-root-ca`); throws when it holds none.
+    static func loadRoots(from url: URL) throws -> [Certificate] {
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw SecretFile.Failure(description: "cannot read the root certificate file \(url.path)")
+        }
+        let roots = try PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) }
+        guard !roots.isEmpty else {
+            throw SecretFile.Failure(description: "\(url.path) holds no PEM certificate")
+        }
+        return roots
     }
 
     /// Serves until cancelled or until one of `gracefulShutdownSignals` arrives, then lets in-flight responses
