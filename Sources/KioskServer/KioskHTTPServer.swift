@@ -35,44 +35,56 @@ public struct KioskHTTPServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
-        let database = try await EmbeddedDatabase.open(in: configuration.dataDirectory, logger: logger)
-        self.database = database
-        let catalog = await ContentCatalog(
-            contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger)
-        self.catalog = catalog
-        let metrics = ServerMetrics()
-        self.metrics = metrics
-        let ledger = try await SQLLedger(database: database.sql)
-        self.ledger = ledger
+        // Everything read from files first, so that a bad file fails the start before the database is open.
         let keyring =
             try configuration.grantSecret.map {
                 try GrantKeyring.fromSecret(
                     $0, keyID: configuration.grantKeyID, previous: configuration.previousGrantKeys)
             } ?? GrantKeyring.loadOrCreate(in: configuration.dataDirectory)
         let signer = GrantSigner(keyring: keyring)
-        let revocations = try await RevocationList.load(from: ledger)
-        let now: @Sendable () -> Date = { Date() }
         var trustedRoots =
             try configuration.appleRootCAFile.map { try Self.loadRoots(from: $0) }
             ?? [AppleRootCertificates.appleRootCAG3()]
+        let authority =
+            configuration.store == .sandbox
+            ? try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory) : nil
+        if let authority { trustedRoots.append(authority.root) }
+        let catalog = await ContentCatalog(
+            contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger)
+        self.catalog = catalog
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+
+        let database = try await EmbeddedDatabase.open(in: configuration.dataDirectory, logger: logger)
+        self.database = database
+        let ledger: SQLLedger
+        let revocations: RevocationList
+        var sandboxStore: SandboxStore?
+        do {
+            ledger = try await SQLLedger(database: database.sql)
+            revocations = try await RevocationList.load(from: ledger)
+            if let authority {
+                sandboxStore = try await SandboxStore(
+                    database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
+                    bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret,
+                    signingAuthority: authority)
+            }
+        } catch {
+            try? await database.close()
+            throw error
+        }
+        self.ledger = ledger
+        let now: @Sendable () -> Date = { Date() }
 
         let router = Router(context: KioskRequestContext.self)
         router.add(middleware: ErrorMiddleware(metrics: metrics))
         let transport: any StoreTransport
         let productionURL: URL
         let sandboxURL: URL
-        var sandboxStore: SandboxStore?
-        switch configuration.store {
-        case .sandbox:
-            let authority = try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory)
-            trustedRoots.append(authority.root)
-            let store = try await SandboxStore(
-                database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
-                bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret, signingAuthority: authority)
-            sandboxStore = store
+        if let store = sandboxStore {
             transport = SandboxStoreTransport(store: store)
             (productionURL, sandboxURL) = (SandboxStoreTransport.productionURL, SandboxStoreTransport.sandboxURL)
-        case .appstore:
+        } else {
             transport = HTTPStoreTransport(client: .shared)
             (productionURL, sandboxURL) = (configuration.productionVerifyURL, configuration.sandboxVerifyURL)
         }

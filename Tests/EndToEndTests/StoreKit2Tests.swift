@@ -20,7 +20,8 @@ struct StoreKit2Tests {
     }
 
     func range(_ server: TestServer, _ file: GrantFile, token: String) async throws -> RawHTTPResponse {
-        try await server.send("GET", file.url, headers: [("Authorization", "Bearer \(token)"), ("Range", "bytes=0-99")])
+        try await server.send(
+            "GET", file.url, headers: [("Authorization", "Bearer \(token)"), ("Range", "bytes=0-99")])
     }
 
     @Test func aSignedTransactionGrantsAndDownloads() async throws {
@@ -33,7 +34,8 @@ struct StoreKit2Tests {
             #expect(response.status == 206)
             #expect(response.body.count == min(100, Int(file.length)))
             let verified = try await server.postJSON(
-                "/v1/receipts/verify", ReceiptVerificationRequest(proof: try signed(purchase)), as: EntitlementsResponse.self)
+                "/v1/receipts/verify", ReceiptVerificationRequest(proof: try signed(purchase)),
+                as: EntitlementsResponse.self)
             #expect(verified.environment == "Sandbox")
             #expect(verified.entitlements.map(\.productID) == [Sample.book])
             #expect(try await server.server.ledger.transaction(id: purchase.transactionID) != nil)
@@ -44,7 +46,9 @@ struct StoreKit2Tests {
         try await TestServer.with { server in
             let jws = try #require(try await server.buy(Sample.book).signedTransaction)
             let parts = jws.split(separator: ".").map(String.init)
-            var payload = try JSONSerialization.jsonObject(with: try #require(Base64URL.decode(Substring(parts[1])))) as! [String: Any]
+            var payload =
+                try JSONSerialization.jsonObject(with: try #require(Base64URL.decode(Substring(parts[1]))))
+                as! [String: Any]
             payload["productId"] = Sample.levels
             let forged = Base64URL.encode(try JSONSerialization.data(withJSONObject: payload))
             let header = Base64URL.encode(Data(#"{"alg":"none"}"#.utf8))
@@ -66,6 +70,51 @@ struct StoreKit2Tests {
             #expect(both.status == 400)
             #expect(try error(both).message.contains("not both"))
         }
+    }
+
+    @Test func appleRootCAReplacesTheTrustedRoot() async throws {
+        // Server A's sandbox store signs a transaction with its own chain.
+        let (jws, rootPEM): (String, String) = try await TestServer.with { a in
+            let purchase = try await a.buy(Sample.book)
+            let chainFile = a.dataDirectory.appendingPathComponent("sandbox-signing-chain.json")
+            let stored = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: chainFile))
+            return (try #require(purchase.signedTransaction), try #require(stored["root"]))
+        }
+        let pem = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-root-\(UUID().uuidString).pem")
+        try rootPEM.write(to: pem, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: pem) }
+        // Server B trusts A's root through --apple-root-ca: A's transaction grants.
+        try await TestServer.with(configure: { $0.appleRootCAFile = pem }) { b in
+            _ = try await b.grant(Sample.book, proof: .signedTransaction(jws))
+        }
+        // Server C trusts Apple Root CA - G3 and its own sandbox root only.
+        try await TestServer.with { c in
+            let response = try await c.post(
+                "/v1/downloads", GrantRequest(proof: .signedTransaction(jws), productID: Sample.book))
+            #expect(try error(response).reason == "untrusted_root")
+        }
+        // A root file without a certificate stops the server from starting.
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "kiosk-empty-\(UUID().uuidString).pem")
+        try Data("not a certificate\n".utf8).write(to: empty)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        await #expect(throws: (any Error).self) {
+            try await TestServer.with(configure: { $0.appleRootCAFile = empty }) { _ in }
+        }
+    }
+
+    @Test func configurationReadsTheEnvironment() {
+        var configuration = ServerConfiguration()
+        #expect(configuration.acceptedTransactionEnvironments == ["Sandbox"])
+        configuration.store = .appstore
+        #expect(configuration.acceptedTransactionEnvironments == ["Production", "Sandbox"])
+        configuration.applyEnvironment([
+            "KIOSK_APPLE_ROOT_CA": "/etc/roots.pem", "KIOSK_TRANSACTION_ENVIRONMENTS": "Production",
+            "KIOSK_MAX_INSTALLATIONS": "3",
+        ])
+        #expect(configuration.appleRootCAFile?.path == "/etc/roots.pem")
+        #expect(configuration.acceptedTransactionEnvironments == ["Production"])
+        #expect(configuration.maxInstallations == 3)
     }
 
     @Test func anEnvironmentTheServerDoesNotAcceptIsRefused() async throws {
@@ -93,10 +142,12 @@ struct StoreKit2Tests {
             #expect(refused.status == 403)
             #expect(try error(refused).code == "transaction_revoked")
             // No new grant either, with either proof.
-            let again = try await server.post("/v1/downloads", GrantRequest(proof: try signed(purchase), productID: Sample.magazine))
+            let again = try await server.post(
+                "/v1/downloads", GrantRequest(proof: try signed(purchase), productID: Sample.magazine))
             #expect(again.status == 403)
             #expect(try error(again).code == "not_entitled")
-            let byReceipt = try await server.post("/v1/downloads", GrantRequest(receiptData: purchase.receiptData, productID: Sample.magazine))
+            let byReceipt = try await server.post(
+                "/v1/downloads", GrantRequest(receiptData: purchase.receiptData, productID: Sample.magazine))
             #expect(try error(byReceipt).code == "not_entitled")
             // The App Store resending the same notification changes nothing.
             let resent = try await server.postJSON(
@@ -138,7 +189,8 @@ struct StoreKit2Tests {
             // An issue published a second into the first period, and one in the next period.
             let early = "com.example.kiosk.magazine.test-early"
             let later = "com.example.kiosk.magazine.test-later"
-            try publish(early, at: Date(timeIntervalSince1970: (start.timeIntervalSince1970 + 1).rounded(.up)), on: server)
+            try publish(
+                early, at: Date(timeIntervalSince1970: (start.timeIntervalSince1970 + 1).rounded(.up)), on: server)
             try publish(later, at: start.addingTimeInterval(period + 86_400), on: server)
             await server.reloadCatalog()
             let proof = try signed(subscription)
@@ -162,7 +214,8 @@ struct StoreKit2Tests {
             // Once the first period ends too, the subscription is over, but the early issue stays available.
             try await Task.sleep(for: .milliseconds(2100))
             _ = try await server.notify(subscription.transactionID, .expire)
-            let over = try await server.post("/v1/downloads", GrantRequest(proof: proof, productID: Sample.subscription))
+            let over = try await server.post(
+                "/v1/downloads", GrantRequest(proof: proof, productID: Sample.subscription))
             #expect(try error(over).code == "not_entitled")
             _ = try await server.grant(early, proof: proof)
             let restored = try await server.postJSON(
@@ -197,7 +250,9 @@ struct StoreKit2Tests {
             _ = try await server.grant(Sample.book, proof: proof, installationID: "install-a")
             _ = try await server.grant(Sample.book, proof: proof, installationID: "install-b")
             let third = try await server.post(
-                "/v1/downloads", GrantRequest(proof: .receipt(purchase.receiptData), productID: Sample.book, installationID: "install-c"))
+                "/v1/downloads",
+                GrantRequest(proof: .receipt(purchase.receiptData), productID: Sample.book, installationID: "install-c")
+            )
             #expect(third.status == 403)
             #expect(try error(third).code == "installation_limit")
             _ = try await server.grant(Sample.book, proof: proof, installationID: "install-a")

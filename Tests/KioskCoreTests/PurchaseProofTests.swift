@@ -16,12 +16,15 @@ struct PurchaseProofTests {
         #expect(signed.installationID == "i-1")
         let roundTrip = try KioskJSON.decode(GrantRequest.self, from: try KioskJSON.encode(signed))
         #expect(roundTrip == signed)
-        let encoded = String(decoding: try KioskJSON.encode(GrantRequest(receiptData: "r", productID: "a.b")), as: UTF8.self)
+        let encoded = String(
+            decoding: try KioskJSON.encode(GrantRequest(receiptData: "r", productID: "a.b")), as: UTF8.self)
         #expect(encoded == #"{"product_id":"a.b","receipt-data":"r"}"#)
     }
 
     @Test func exactlyOneProof() {
-        for body in [#"{"product_id": "a.b"}"#, #"{"receipt-data": "r", "signed_transaction": "s", "product_id": "a.b"}"#] {
+        for body in [
+            #"{"product_id": "a.b"}"#, #"{"receipt-data": "r", "signed_transaction": "s", "product_id": "a.b"}"#,
+        ] {
             #expect(throws: WireFormatError.self) { try KioskJSON.decode(GrantRequest.self, from: Data(body.utf8)) }
             #expect(throws: WireFormatError.self) {
                 try KioskJSON.decode(ReceiptVerificationRequest.self, from: Data(body.utf8))

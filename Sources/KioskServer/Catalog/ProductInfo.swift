@@ -63,7 +63,9 @@ public struct SubscriptionUnlocks: Sendable, Hashable {
         if let prefix = fields["product_id_prefix"] {
             guard let text = prefix as? String, !text.isEmpty,
                 Identifiers.isValidProductID(text.hasSuffix(".") ? String(text.dropLast()) : text)
-            else { return failure("'product_id_prefix' must be the start of a product ID, such as com.example.magazine.") }
+            else {
+                return failure("'product_id_prefix' must be the start of a product ID, such as com.example.magazine.")
+            }
             rule.productIDPrefix = text
         }
         if let list = fields["product_ids"] {

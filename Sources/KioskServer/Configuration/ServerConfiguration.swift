@@ -80,6 +80,8 @@ public struct ServerConfiguration: Sendable {
         if let list = environment["KIOSK_TRANSACTION_ENVIRONMENTS"], !list.isEmpty {
             transactionEnvironments = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         }
-        if let text = environment["KIOSK_MAX_INSTALLATIONS"], let limit = Int(text), limit > 0 { maxInstallations = limit }
+        if let text = environment["KIOSK_MAX_INSTALLATIONS"], let limit = Int(text), limit > 0 {
+            maxInstallations = limit
+        }
     }
 }

@@ -95,7 +95,9 @@ public protocol Ledger: Sendable {
     /// Whether a notification with this `notificationUUID` was already applied.
     func hasNotification(uuid: String) async throws -> Bool
     /// Records that a notification was applied.
-    func recordNotification(uuid: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date) async throws
+    func recordNotification(
+        uuid: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date
+    ) async throws
     /// What notifications said about a subscription, if anything.
     func subscriptionState(originalTransactionID: String) async throws -> SubscriptionState?
     /// Replaces what notifications said about a subscription.

@@ -61,11 +61,15 @@ public struct SandboxSigningAuthority: Sendable {
         let rootKey = P256.Signing.PrivateKey()
         let intermediateKey = P256.Signing.PrivateKey()
         let leafKey = P256.Signing.PrivateKey()
-        let rootName = try DistinguishedName { CommonName("Kiosk Sandbox Root CA"); OrganizationName("Kiosk") }
+        let rootName = try DistinguishedName {
+            CommonName("Kiosk Sandbox Root CA"); OrganizationName("Kiosk")
+        }
         let intermediateName = try DistinguishedName {
             CommonName("Kiosk Sandbox Signing CA"); OrganizationName("Kiosk")
         }
-        let leafName = try DistinguishedName { CommonName("Kiosk Sandbox StoreKit Signing"); OrganizationName("Kiosk") }
+        let leafName = try DistinguishedName {
+            CommonName("Kiosk Sandbox StoreKit Signing"); OrganizationName("Kiosk")
+        }
         let root = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: start,
             notValidAfter: start + 20 * year, issuer: rootName, subject: rootName, signatureAlgorithm: .ecdsaWithSHA256,

@@ -124,7 +124,9 @@ struct AppleSigningChainPolicy: VerifierPolicy {
     ]
 
     func chainMeetsPolicyRequirements(chain: UnverifiedCertificateChain) async -> PolicyEvaluationResult {
-        guard chain.count == 3 else { return .failsToMeetPolicy(reason: "the chain has \(chain.count) certificates, not 3") }
+        guard chain.count == 3 else {
+            return .failsToMeetPolicy(reason: "the chain has \(chain.count) certificates, not 3")
+        }
         guard chain[1].extensions[oid: SignedDataVerifier.intermediateOID] != nil else {
             return .failsToMeetPolicy(reason: "the intermediate lacks \(SignedDataVerifier.intermediateOID)")
         }

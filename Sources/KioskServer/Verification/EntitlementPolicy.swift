@@ -186,8 +186,8 @@ public struct EntitlementPolicy: Sendable, Hashable {
         let unlocking = bought.compactMap { products[$0]?.unlocks }
         let candidates = products.keys.filter { id in bought.contains(id) || unlocking.contains { $0.covers(id) } }
         return candidates.sorted().compactMap { productID in
-            guard let transaction = try? evaluate(productID: productID, products: products, receipt: receipt, now: now).get()
-            else { return nil }
+            let result = evaluate(productID: productID, products: products, receipt: receipt, now: now)
+            guard let transaction = try? result.get() else { return nil }
             return (productID, transaction)
         }
     }

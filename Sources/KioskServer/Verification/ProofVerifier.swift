@@ -38,7 +38,8 @@ struct ProofVerifier: Sendable {
                 environment: StoreEnvironment(appleName: transaction.environment) ?? .sandbox,
                 bundleID: transaction.bundleId, transactions: [transaction.storeTransaction], status: 0)
             // Signed before the newest notification about this purchase: it must not undo what that one said.
-            if let state = try await ledger.subscriptionState(originalTransactionID: transaction.originalTransactionId) {
+            if let state = try await ledger.subscriptionState(originalTransactionID: transaction.originalTransactionId)
+            {
                 stale = transaction.signedDate < state.lastSignedDate
             }
         }
@@ -55,10 +56,15 @@ struct ProofVerifier: Sendable {
             .filter { $0.bundleID == proof.bundleID }
             .map(StoreTransaction.init(ledger:))
         for original in originals {
-            guard let grace = try await ledger.subscriptionState(originalTransactionID: original)?.gracePeriodExpiresDate,
+            guard
+                let grace = try await ledger.subscriptionState(originalTransactionID: original)?.gracePeriodExpiresDate,
                 let latest = transactions.indices
-                    .filter({ transactions[$0].originalTransactionID == original && transactions[$0].cancellationDate == nil })
-                    .max(by: { (transactions[$0].expiresDate ?? .distantPast) < (transactions[$1].expiresDate ?? .distantPast) }),
+                    .filter({
+                        transactions[$0].originalTransactionID == original && transactions[$0].cancellationDate == nil
+                    })
+                    .max(by: {
+                        (transactions[$0].expiresDate ?? .distantPast) < (transactions[$1].expiresDate ?? .distantPast)
+                    }),
                 let expires = transactions[latest].expiresDate, expires < grace
             else { continue }
             transactions[latest].expiresDate = grace

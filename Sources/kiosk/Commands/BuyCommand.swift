@@ -10,7 +10,7 @@ import FoundationNetworking
 struct BuyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "buy",
-        abstract: "Buy a product from the sandbox store and print the receipt (base64), or with --signed the StoreKit 2 signed transaction (JWS), on standard output.",
+        abstract: "Buy a product from the sandbox store and print the receipt (base64) or the signed transaction (JWS).",
         discussion: """
             The receipt lists all of the sandbox user's purchases, like an App Store app receipt. The transaction \
             ID goes to standard error.
@@ -48,7 +48,8 @@ struct BuyCommand: AsyncParsableCommand {
         FileHandle.standardError.write(Data("bought \(purchase.productID): transaction \(purchase.transactionID)\n".utf8))
         if signed {
             guard let jws = purchase.signedTransaction else {
-                FileHandle.standardError.write(Data("kiosk buy: the server's sandbox store does not sign transactions\n".utf8))
+                let message = "kiosk buy: the server's sandbox store does not sign transactions\n"
+                FileHandle.standardError.write(Data(message.utf8))
                 throw ExitCode(1)
             }
             print(jws)

@@ -51,7 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
     var appleRootCA: String?
     @Option(
         name: .customLong("transaction-environments"),
-        help: "Comma-separated StoreKit environments accepted (default: Sandbox with --store sandbox, else Production,Sandbox).")
+        help: "Comma-separated StoreKit environments accepted (default: Sandbox with --store sandbox, else both).")
     var transactionEnvironments: String?
     @Option(
         name: .customLong("max-installations"),
@@ -65,7 +65,8 @@ struct ServeCommand: AsyncParsableCommand {
         guard grantLifetime > 0 else { throw ValidationError("--grant-lifetime must be positive.") }
         guard maxInstallations > 0 else { throw ValidationError("--max-installations must be positive.") }
         if let list = transactionEnvironments {
-            for name in list.split(separator: ",") where !["Production", "Sandbox"].contains(name.trimmingCharacters(in: .whitespaces)) {
+            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            for name in names where !["Production", "Sandbox"].contains(name) {
                 throw ValidationError("Unknown environment '\(name)' in --transaction-environments (Production, Sandbox).")
             }
         }

@@ -86,9 +86,11 @@ struct NotificationProcessorTests {
     @Test("DID_RENEW adds the new period; EXPIRED ends it; both move the window")
     func renewalAndExpiry() async throws {
         try await withHarness { (h) async throws in
-            let first = Chain.transaction(id: "s1", purchase: Chain.now - 30 * day, expires: Chain.now, signed: Chain.now - 30 * day)
+            let first = Chain.transaction(
+                id: "s1", purchase: Chain.now - 30 * day, expires: Chain.now, signed: Chain.now - 30 * day)
             _ = try await h.notify("SUBSCRIBED", signed: Chain.now - 30 * day, transaction: first)
-            let renewed = Chain.transaction(id: "s2", original: "s1", purchase: Chain.now, expires: Chain.now + 30 * day, signed: Chain.now)
+            let renewed = Chain.transaction(
+                id: "s2", original: "s1", purchase: Chain.now, expires: Chain.now + 30 * day, signed: Chain.now)
             _ = try await h.notify("DID_RENEW", signed: Chain.now, transaction: renewed)
             let rows = try await h.ledger.transactions(originalTransactionIDs: ["s1"])
             #expect(rows.map(\.transactionID) == ["s1", "s2"])
@@ -104,7 +106,8 @@ struct NotificationProcessorTests {
     @Test("Out of order: an older notification does not undo a newer one")
     func outOfOrder() async throws {
         try await withHarness { (h) async throws in
-            let period = Chain.transaction(id: "o1", purchase: Chain.now - day, expires: Chain.now + 29 * day, signed: Chain.now - day)
+            let period = Chain.transaction(
+                id: "o1", purchase: Chain.now - day, expires: Chain.now + 29 * day, signed: Chain.now - day)
             var ended = period
             ended.expiresDate = Chain.now
             ended.signedDate = Chain.now
@@ -128,9 +131,12 @@ struct NotificationProcessorTests {
     @Test("A refund applies even when it arrives after a newer notification")
     func staleRefundStillApplies() async throws {
         try await withHarness { (h) async throws in
-            let renewal = Chain.transaction(id: "x2", original: "x1", purchase: Chain.now, expires: Chain.now + 30 * day)
+            let renewal = Chain.transaction(
+                id: "x2", original: "x1", purchase: Chain.now, expires: Chain.now + 30 * day)
             _ = try await h.notify("DID_RENEW", signed: Chain.now, transaction: renewal)
-            let refunded = Chain.transaction(id: "x1", purchase: Chain.now - 30 * day, expires: Chain.now, signed: Chain.now - day, revoked: Chain.now - day)
+            let refunded = Chain.transaction(
+                id: "x1", purchase: Chain.now - 30 * day, expires: Chain.now, signed: Chain.now - day,
+                revoked: Chain.now - day)
             #expect(try await h.notify("REFUND", signed: Chain.now - day, transaction: refunded).outcome == .applied)
             #expect(h.revocations.contains("x1"))
         }
@@ -139,13 +145,19 @@ struct NotificationProcessorTests {
     @Test("DID_FAIL_TO_RENEW with GRACE_PERIOD opens a grace period; DID_RENEW closes it")
     func gracePeriod() async throws {
         try await withHarness { (h) async throws in
-            let period = Chain.transaction(id: "g1", purchase: Chain.now - 30 * day, expires: Chain.now, signed: Chain.now)
+            let period = Chain.transaction(
+                id: "g1", purchase: Chain.now - 30 * day, expires: Chain.now, signed: Chain.now)
             let renewal = JWSRenewalInfo(
                 originalTransactionId: "g1", productId: period.productId, gracePeriodExpiresDate: Chain.now + 16 * day,
                 signedDate: Chain.now, environment: "Sandbox")
-            _ = try await h.notify("DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signed: Chain.now, transaction: period, renewal: renewal)
-            #expect(try await h.ledger.subscriptionState(originalTransactionID: "g1")?.gracePeriodExpiresDate == Chain.now + 16 * day)
-            let renewed = Chain.transaction(id: "g2", original: "g1", purchase: Chain.now + day, expires: Chain.now + 31 * day, signed: Chain.now + day)
+            _ = try await h.notify(
+                "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", signed: Chain.now, transaction: period, renewal: renewal)
+            #expect(
+                try await h.ledger.subscriptionState(originalTransactionID: "g1")?.gracePeriodExpiresDate == Chain.now
+                    + 16 * day)
+            let renewed = Chain.transaction(
+                id: "g2", original: "g1", purchase: Chain.now + day, expires: Chain.now + 31 * day,
+                signed: Chain.now + day)
             _ = try await h.notify("DID_RENEW", signed: Chain.now + day, transaction: renewed)
             #expect(try await h.ledger.subscriptionState(originalTransactionID: "g1")?.gracePeriodExpiresDate == nil)
         }
@@ -157,21 +169,28 @@ struct NotificationProcessorTests {
             let stranger = try Chain()
             let payload = NotificationPayload(
                 notificationType: "REFUND", notificationUUID: "u", signedDate: Chain.now,
-                data: .init(bundleId: Chain.bundleID, environment: "Sandbox", signedTransactionInfo: nil, signedRenewalInfo: nil))
+                data: .init(
+                    bundleId: Chain.bundleID, environment: "Sandbox", signedTransactionInfo: nil, signedRenewalInfo: nil
+                ))
             await #expect(throws: APIError.self) {
-                _ = try await h.processor.process(signedPayload: try stranger.sign(payload), logger: Logger(label: "test"))
+                _ = try await h.processor.process(
+                    signedPayload: try stranger.sign(payload), logger: Logger(label: "test"))
             }
             do {
-                _ = try await h.processor.process(signedPayload: try stranger.sign(payload), logger: Logger(label: "test"))
+                _ = try await h.processor.process(
+                    signedPayload: try stranger.sign(payload), logger: Logger(label: "test"))
             } catch let error as APIError {
                 #expect(error.code == .transactionInvalid)
                 #expect(error.reason == "untrusted_root")
             }
             let otherApp = NotificationPayload(
                 notificationType: "REFUND", notificationUUID: "u", signedDate: Chain.now,
-                data: .init(bundleId: "com.other.app", environment: "Sandbox", signedTransactionInfo: nil, signedRenewalInfo: nil))
+                data: .init(
+                    bundleId: "com.other.app", environment: "Sandbox", signedTransactionInfo: nil,
+                    signedRenewalInfo: nil))
             do {
-                _ = try await h.processor.process(signedPayload: try h.chain.sign(otherApp), logger: Logger(label: "test"))
+                _ = try await h.processor.process(
+                    signedPayload: try h.chain.sign(otherApp), logger: Logger(label: "test"))
                 Issue.record("another app's notification was accepted")
             } catch let error as APIError {
                 #expect(error.reason == "bundle_id")
@@ -184,8 +203,11 @@ struct NotificationProcessorTests {
         try await withHarness { (h) async throws in
             let payload = NotificationPayload(
                 notificationType: "TEST", notificationUUID: "t", signedDate: Chain.now,
-                data: .init(bundleId: Chain.bundleID, environment: "Sandbox", signedTransactionInfo: nil, signedRenewalInfo: nil))
-            let result = try await h.processor.process(signedPayload: try h.chain.sign(payload), logger: Logger(label: "test"))
+                data: .init(
+                    bundleId: Chain.bundleID, environment: "Sandbox", signedTransactionInfo: nil, signedRenewalInfo: nil
+                ))
+            let result = try await h.processor.process(
+                signedPayload: try h.chain.sign(payload), logger: Logger(label: "test"))
             #expect(result.outcome == .ignored)
         }
     }
@@ -193,11 +215,21 @@ struct NotificationProcessorTests {
     @Test("Installations are admitted up to the limit, known ones always")
     func installations() async throws {
         try await withHarness { (h) async throws in
-            #expect(try await h.ledger.admitInstallation("a", originalTransactionID: "p", limit: 2, at: Chain.now) == .admitted(count: 1))
-            #expect(try await h.ledger.admitInstallation("b", originalTransactionID: "p", limit: 2, at: Chain.now) == .admitted(count: 2))
-            #expect(try await h.ledger.admitInstallation("c", originalTransactionID: "p", limit: 2, at: Chain.now) == .refused(count: 2))
-            #expect(try await h.ledger.admitInstallation("a", originalTransactionID: "p", limit: 2, at: Chain.now) == .known)
-            #expect(try await h.ledger.admitInstallation("c", originalTransactionID: "q", limit: 2, at: Chain.now) == .admitted(count: 1))
+            #expect(
+                try await h.ledger.admitInstallation("a", originalTransactionID: "p", limit: 2, at: Chain.now)
+                    == .admitted(count: 1))
+            #expect(
+                try await h.ledger.admitInstallation("b", originalTransactionID: "p", limit: 2, at: Chain.now)
+                    == .admitted(count: 2))
+            #expect(
+                try await h.ledger.admitInstallation("c", originalTransactionID: "p", limit: 2, at: Chain.now)
+                    == .refused(count: 2))
+            #expect(
+                try await h.ledger.admitInstallation("a", originalTransactionID: "p", limit: 2, at: Chain.now) == .known
+            )
+            #expect(
+                try await h.ledger.admitInstallation("c", originalTransactionID: "q", limit: 2, at: Chain.now)
+                    == .admitted(count: 1))
         }
     }
 }

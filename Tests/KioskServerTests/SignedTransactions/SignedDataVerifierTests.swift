@@ -45,21 +45,25 @@ struct SignedDataVerifierTests {
         let apple = try AppleRootCertificates.appleRootCAG3()
         #expect(apple.subject.description.contains("CN=Apple Root CA - G3"))
         let digest = SHA256.hash(data: try apple.serializeAsDER())
-        #expect(digest.map { String(format: "%02X", $0) }.joined()
-            == "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179")
+        #expect(
+            digest.map { String(format: "%02X", $0) }.joined()
+                == "63343ABFB89A6A03EBB57E9B3F5FA7BE7C4F5C756F3017B3A8C488C3653E9179")
         let verifier = SignedDataVerifier(trustedRoots: [apple], bundleID: Chain.bundleID, environments: ["Sandbox"])
         let failure = await refusal(try Chain().sign(Chain.transaction()), verifier: verifier)
         #expect(failure?.reason == "untrusted_root")
     }
 
-    @Test("A missing or wrong Apple OID is refused as missing_oid", arguments: ["intermediate-missing", "leaf-missing", "leaf-wrong", "swapped"])
+    @Test(
+        "A missing or wrong Apple OID is refused as missing_oid",
+        arguments: ["intermediate-missing", "leaf-missing", "leaf-wrong", "swapped"])
     func oids(flaw: String) async throws {
         var flaws = Chain.Flaws()
         switch flaw {
         case "intermediate-missing": flaws.intermediateOID = nil
         case "leaf-missing": flaws.leafOID = nil
         case "leaf-wrong": flaws.leafOID = [1, 2, 840, 113635, 100, 6, 11, 2]
-        default: (flaws.intermediateOID, flaws.leafOID) = (SignedDataVerifier.leafOID, SignedDataVerifier.intermediateOID)
+        default:
+            (flaws.intermediateOID, flaws.leafOID) = (SignedDataVerifier.leafOID, SignedDataVerifier.intermediateOID)
         }
         let chain = try Chain(flaws: flaws)
         let failure = await refusal(try chain.sign(Chain.transaction()), verifier: chain.verifier())
@@ -86,7 +90,8 @@ struct SignedDataVerifierTests {
     func chainLength(count: Int) async throws {
         let chain = try Chain()
         let certificates = Array((chain.x5c + [chain.root]).prefix(count))
-        let failure = await refusal(try chain.sign(Chain.transaction(), chain: certificates), verifier: chain.verifier())
+        let failure = await refusal(
+            try chain.sign(Chain.transaction(), chain: certificates), verifier: chain.verifier())
         #expect(failure == .chainLength(count))
         #expect(failure?.reason == "chain_length")
     }
@@ -139,7 +144,8 @@ struct SignedDataVerifierTests {
     @Test("Another app's transaction is refused as bundle_id")
     func bundleMismatch() async throws {
         let chain = try Chain()
-        let failure = await refusal(try chain.sign(Chain.transaction(bundleID: "com.other.app")), verifier: chain.verifier())
+        let failure = await refusal(
+            try chain.sign(Chain.transaction(bundleID: "com.other.app")), verifier: chain.verifier())
         #expect(failure == .bundleMismatch("com.other.app"))
         #expect(failure?.reason == "bundle_id")
     }
@@ -148,7 +154,8 @@ struct SignedDataVerifierTests {
     func environmentMismatch() async throws {
         let chain = try Chain()
         let failure = await refusal(
-            try chain.sign(Chain.transaction(environment: "Production")), verifier: chain.verifier(environments: ["Sandbox"]))
+            try chain.sign(Chain.transaction(environment: "Production")),
+            verifier: chain.verifier(environments: ["Sandbox"]))
         #expect(failure == .environmentMismatch("Production"))
         #expect(failure?.reason == "environment")
     }
@@ -176,7 +183,8 @@ struct SignedDataVerifierTests {
         #expect(authority.root == again.root)
         #expect(authority.intermediate.extensions[oid: SignedDataVerifier.intermediateOID] != nil)
         #expect(authority.leaf.extensions[oid: SignedDataVerifier.leafOID] != nil)
-        let verifier = SignedDataVerifier(trustedRoots: [again.root], bundleID: Chain.bundleID, environments: ["Sandbox"])
+        let verifier = SignedDataVerifier(
+            trustedRoots: [again.root], bundleID: Chain.bundleID, environments: ["Sandbox"])
         let signed = try authority.sign(Chain.transaction(signed: Date()))
         #expect(try await verifier.verifyTransaction(signed).transactionId == "2000000000000001")
     }

@@ -46,7 +46,9 @@ struct TestSigningChain {
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
                 Critical(KeyUsage(keyCertSign: true))
-                if let oid = flaws.intermediateOID { Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00]) }
+                if let oid = flaws.intermediateOID {
+                    Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00])
+                }
             },
             issuerPrivateKey: .init(rootKey))
         leaf = try Certificate(
@@ -83,7 +85,8 @@ struct TestSigningChain {
     ) -> JWSTransaction {
         JWSTransaction(
             transactionId: id, originalTransactionId: original ?? id, bundleId: bundleID, productId: productID,
-            purchaseDate: purchase, expiresDate: expires, quantity: 1, type: expires == nil ? "Non-Consumable" : "Auto-Renewable Subscription",
+            purchaseDate: purchase, expiresDate: expires, quantity: 1,
+            type: expires == nil ? "Non-Consumable" : "Auto-Renewable Subscription",
             signedDate: signed, revocationDate: revoked, environment: environment)
     }
 }

@@ -53,7 +53,8 @@ struct SubscriptionUnlockTests {
     @Test("A renewal moves the window: the later issue is unlocked by the renewal")
     func renewal() {
         let periods = [period("p1", from: start, days: 30), period("p2", from: start + 30 * day, days: 30)]
-        let result = policy.evaluate(productID: issueOutside, products: products, receipt: receipt(periods), now: start + 46 * day)
+        let result = policy.evaluate(
+            productID: issueOutside, products: products, receipt: receipt(periods), now: start + 46 * day)
         #expect(result.map(\.transactionID) == .success("p2"))
     }
 
@@ -72,9 +73,12 @@ struct SubscriptionUnlockTests {
     @Test("A refunded period unlocks nothing; products the rule does not cover are not unlocked")
     func refundedAndUncovered() {
         let refunded = receipt([period("p1", from: start, days: 30, cancelled: start + day)])
-        #expect(policy.evaluate(productID: issueInside, products: products, receipt: refunded, now: start + 12 * day).map(\.transactionID) != .success("p1"))
+        #expect(
+            policy.evaluate(productID: issueInside, products: products, receipt: refunded, now: start + 12 * day).map(
+                \.transactionID) != .success("p1"))
         let level = policy.evaluate(
-            productID: F.level, products: products, receipt: receipt([period("p1", from: start, days: 30)]), now: start + 12 * day)
+            productID: F.level, products: products, receipt: receipt([period("p1", from: start, days: 30)]),
+            now: start + 12 * day)
         #expect(level == .failure(.notPurchased(productID: F.level)))
     }
 
@@ -95,7 +99,9 @@ struct SubscriptionUnlockTests {
                 """
             return ProductInfo.parse(Data(json.utf8), folder: "com.example.sub")
         }
-        let good = try parse("auto_renewable", #"{"product_id_prefix": "com.example.magazine.", "product_ids": ["com.example.book"]}"#).get()
+        let good = try parse(
+            "auto_renewable", #"{"product_id_prefix": "com.example.magazine.", "product_ids": ["com.example.book"]}"#
+        ).get()
         #expect(good.unlocks?.covers("com.example.magazine.2026-11") == true)
         #expect(good.unlocks?.covers("com.example.book") == true)
         #expect(good.unlocks?.covers("com.example.levels") == false)
@@ -124,7 +130,8 @@ struct CatalogUnlockRuleTests {
         let directory = try ServerTestDirectory()
         try directory.write(
             "com.example.sub/Info.json",
-            #"{"product_id": "com.example.sub", "type": "auto_renewable", "title": "S", "content_version": "1", "unlocks": {"product_id_prefix": "com.example.mag.", "product_ids": ["com.example.gone"]}}"#)
+            #"{"product_id": "com.example.sub", "type": "auto_renewable", "title": "S", "content_version": "1", "unlocks": {"product_id_prefix": "com.example.mag.", "product_ids": ["com.example.gone"]}}"#
+        )
         try directory.writeProduct(id: "com.example.mag.1", publishedAt: "2026-11-01T00:00:00Z")
         try directory.writeProduct(id: "com.example.mag.2")
         let snapshot = CatalogTestFixtures.load(directory)

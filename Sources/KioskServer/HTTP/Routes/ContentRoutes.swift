@@ -78,7 +78,8 @@ struct ContentRoutes {
             metrics.recordRevokedTokenRefusal()
             throw APIError(
                 .transactionRevoked,
-                "The purchase this download token was issued for was refunded or revoked, so it no longer opens content.")
+                "The purchase this download token was issued for was refunded or revoked, so it no longer opens content."
+            )
         }
         guard let path = Self.parse(rawPath: request.uri.path) else {
             throw APIError.badRequest("The content path is not valid.")

@@ -13,7 +13,8 @@ struct NotificationRoutes {
     func register(on router: Router<KioskRequestContext>) {
         router.post("/v1/notifications/appstore") { request, context in
             let body = try await JSONIO.decodeBody(SignedNotificationBody.self, from: request, limit: Self.bodyLimit)
-            return try JSONIO.response(try await processor.process(signedPayload: body.signedPayload, logger: context.logger))
+            return try JSONIO.response(
+                try await processor.process(signedPayload: body.signedPayload, logger: context.logger))
         }
     }
 }

@@ -31,7 +31,8 @@ struct PurchaseRoutes {
     /// What the entitlement policy needs of every catalog product.
     private func entitlementProducts() -> [String: EntitlementProduct] {
         catalog.snapshot.products.mapValues {
-            EntitlementProduct(kind: ProductKind($0.info.type), publishedAt: $0.info.publishedAt, unlocks: $0.info.unlocks)
+            EntitlementProduct(
+                kind: ProductKind($0.info.type), publishedAt: $0.info.publishedAt, unlocks: $0.info.unlocks)
         }
     }
 
@@ -109,16 +110,15 @@ struct PurchaseRoutes {
         logger.notice("installation limit reached", metadata: ["installations": "\(count)"])
         throw APIError(
             .installationLimit,
-            "This purchase is already used on \(count) installations, the most allowed. Remove it from another device or contact support.")
+            "This purchase is already used on \(count) installations, the most allowed. "
+                + "Remove it from another device or contact support.")
     }
 
     /// 1 to 128 ASCII letters, digits, `.`, `_` or `-` (a UUID fits).
     static func isValidInstallationID(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 128
-            && text.utf8.allSatisfy { byte in
-                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: ".")
-                    || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
+            && text.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
             }
     }
 
