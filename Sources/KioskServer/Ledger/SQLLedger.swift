@@ -23,7 +23,9 @@ public struct SQLLedger: Ledger {
             .column("quantity", type: .int, .notNull)
             .column("verified_at_ms", type: .bigint, .notNull)
             .run()
-        try await database.raw("CREATE INDEX IF NOT EXISTS ledger_transactions_original ON ledger_transactions (original_transaction_id)").run()
+        try await database.raw(
+            "CREATE INDEX IF NOT EXISTS ledger_transactions_original ON ledger_transactions (original_transaction_id)"
+        ).run()
         try await database.create(table: "ledger_notifications").ifNotExists()
             .column("notification_uuid", type: .text, .primaryKey(autoIncrement: false))
             .column("notification_type", type: .text, .notNull)
@@ -57,7 +59,9 @@ public struct SQLLedger: Ledger {
                         .set(excludedValueOf: "expires_date_ms")
                         .set(
                             "cancellation_date_ms",
-                            to: SQLRaw("COALESCE(ledger_transactions.cancellation_date_ms, excluded.cancellation_date_ms)"))
+                            to: SQLRaw(
+                                "COALESCE(ledger_transactions.cancellation_date_ms, excluded.cancellation_date_ms)")
+                        )
                         .set(excludedValueOf: "quantity")
                         .set(excludedValueOf: "verified_at_ms")
                 }
@@ -116,7 +120,8 @@ public struct SQLLedger: Ledger {
             .columns("notification_uuid", "notification_type", "subtype", "signed_date_ms", "received_at_ms")
             .values(
                 SQLBind(uuid), SQLBind(type), SQLBind(subtype), SQLBind(signedDate.millisecondsSince1970),
-                SQLBind(receivedAt.millisecondsSince1970))
+                SQLBind(receivedAt.millisecondsSince1970)
+            )
             .ignoringConflicts(with: ["notification_uuid"])
             .run()
     }
@@ -148,17 +153,24 @@ public struct SQLLedger: Ledger {
     public func admitInstallation(
         _ installationID: String, originalTransactionID: String, limit: Int, at date: Date
     ) async throws -> InstallationAdmission {
-        let known = try await database.select().column("installation_id").from("ledger_installations")
-            .where("original_transaction_id", .equal, originalTransactionID)
-            .all(decodingColumn: "installation_id", as: String.self)
-        if known.contains(installationID) { return .known }
-        guard known.count < limit else { return .refused(count: known.count) }
-        try await database.insert(into: "ledger_installations")
-            .columns("original_transaction_id", "installation_id", "first_seen_ms")
-            .values(SQLBind(originalTransactionID), SQLBind(installationID), SQLBind(date.millisecondsSince1970))
-            .ignoringConflicts(with: ["original_transaction_id", "installation_id"])
-            .run()
-        return .admitted(count: known.count + 1)
+        func installations() async throws -> [String] {
+            try await database.select().column("installation_id").from("ledger_installations")
+                .where("original_transaction_id", .equal, originalTransactionID)
+                .all(decodingColumn: "installation_id", as: String.self)
+        }
+        if try await installations().contains(installationID) { return .known }
+        // One statement checks the count and inserts, so that two new installations asking at once cannot both
+        // take the last place.
+        try await database.raw(
+            """
+            INSERT INTO ledger_installations (original_transaction_id, installation_id, first_seen_ms)
+            SELECT \(bind: originalTransactionID), \(bind: installationID), \(bind: date.millisecondsSince1970)
+            WHERE (SELECT COUNT(*) FROM ledger_installations WHERE original_transaction_id = \(bind: originalTransactionID)) < \(bind: limit)
+            ON CONFLICT DO NOTHING
+            """
+        ).run()
+        let now = try await installations()
+        return now.contains(installationID) ? .admitted(count: now.count) : .refused(count: now.count)
     }
 
     public func count() async throws -> Int {

@@ -212,6 +212,23 @@ struct NotificationProcessorTests {
         }
     }
 
+    @Test("Installations asking at once never exceed the limit")
+    func concurrentInstallations() async throws {
+        try await LedgerTestFixtures.withLedger { ledger, _ in
+            let admissions = try await withThrowingTaskGroup(of: InstallationAdmission.self) { group in
+                for index in 0..<12 {
+                    group.addTask {
+                        try await ledger.admitInstallation(
+                            "i\(index)", originalTransactionID: "c", limit: 3, at: Chain.now)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let admitted = admissions.filter { if case .admitted = $0 { true } else { false } }
+            #expect(admitted.count == 3)
+        }
+    }
+
     @Test("Installations are admitted up to the limit, known ones always")
     func installations() async throws {
         try await withHarness { (h) async throws in
