@@ -22,11 +22,14 @@ struct APIClient: Sendable {
 
     let serverURL: URL
     let session: URLSession
+    /// This installation's ID, sent with grant requests (the server caps installations per purchase).
+    let installationID: String?
     let maximumBodySize = 16 << 20
 
-    init(serverURL: URL, session: URLSession) {
+    init(serverURL: URL, session: URLSession, installationID: String? = nil) {
         self.serverURL = serverURL
         self.session = session
+        self.installationID = installationID
     }
 
     static func makeSession(timeout: TimeInterval) -> URLSession {
@@ -100,9 +103,10 @@ struct APIClient: Sendable {
     }
 
     /// `POST /v1/downloads`: a grant for one product.
-    func grant(productID: String, receipt: String) async throws(KioskError) -> Grant {
+    func grant(productID: String, proof: PurchaseProof) async throws(KioskError) -> Grant {
         let (grant, _) = try await json(Grant.self, method: "POST", path: "/v1/downloads",
-                                        body: GrantRequest(receiptData: receipt, productID: productID))
+                                        body: GrantRequest(proof: proof, productID: productID,
+                                                           installationID: installationID))
         guard let grant else { throw .invalidResponse("empty grant") }
         guard grant.productID == productID, Identifiers.isValidContentVersion(grant.contentVersion),
               grant.files.allSatisfy({ Identifiers.isValidFilePath($0.path) && $0.length >= 0 && $0.sha256.count == 64 })
@@ -111,9 +115,9 @@ struct APIClient: Sendable {
     }
 
     /// `POST /v1/receipts/verify`.
-    func verify(receipt: String) async throws(KioskError) -> EntitlementsResponse {
+    func verify(proof: PurchaseProof) async throws(KioskError) -> EntitlementsResponse {
         let (answer, _) = try await json(EntitlementsResponse.self, method: "POST", path: "/v1/receipts/verify",
-                                         body: ReceiptVerificationRequest(receiptData: receipt))
+                                         body: ReceiptVerificationRequest(proof: proof))
         guard let answer else { throw .invalidResponse("empty verification answer") }
         return answer
     }

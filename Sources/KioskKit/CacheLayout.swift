@@ -5,6 +5,7 @@ import Foundation
 /// ```
 /// <root>/journal.json            the journal (and journal.prev.json, the previous good copy)
 /// <root>/catalog.json            the last catalog answers with their ETags
+/// <root>/installation-id         this installation's ID, sent with grant requests
 /// <root>/Staging/<product_id>/   files being downloaded (`<path>.part`, then `<path>` once verified)
 /// <root>/Content/<product_id>/<version>/<path>   installed content
 /// ```
@@ -33,6 +34,8 @@ public struct CacheLayout: Sendable, Hashable {
         #endif
     }
 
+    /// This installation's ID (a UUID created on first use), sent with grant requests.
+    public var installationIDFile: URL { root.appendingPathComponent("installation-id") }
     /// The journal file.
     public var journal: URL { root.appendingPathComponent("journal.json") }
     /// The cached catalog answers.

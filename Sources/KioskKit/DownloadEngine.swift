@@ -5,7 +5,7 @@ import KioskCore
 /// What a running download knows and the journal keeps between state changes: the grant and each file's fate.
 struct DownloadWork: Sendable, Hashable {
     var productID: String
-    var receipt: String
+    var proof: PurchaseProof
     var grant: Grant?
     var entityTags: [String: String]
     var verifiedPaths: Set<String>
@@ -101,7 +101,7 @@ struct DownloadEngine: Sendable {
     /// Asks for a grant and applies the byte-keeping rule against the previous one.
     private func renewGrant(_ work: inout DownloadWork, hooks: EngineHooks) async throws {
         let old = work.grant
-        let new = try await api.grant(productID: work.productID, receipt: work.receipt)
+        let new = try await api.grant(productID: work.productID, proof: work.proof)
         if let old {
             let plan = GrantRenewal.plan(old: old, new: new)
             for (path, disposition) in plan where disposition == .discard {

@@ -9,12 +9,16 @@ import Glibc
 import Musl
 #endif
 
-/// What the journal keeps about one download. The receipt is kept so that an expired grant can be renewed after
-/// a relaunch; it is never logged.
+/// What the journal keeps about one download. The proof of purchase is kept so that an expired grant can be
+/// renewed after a relaunch; it is never logged.
 struct DownloadRecord: Sendable, Hashable, Codable {
     var id: DownloadID
     var productID: String
-    var receipt: String
+    /// The receipt paying for the download, when the proof is a receipt (the only key journals had before signed
+    /// transactions, so they still read).
+    var receipt: String?
+    /// The StoreKit 2 signed transaction paying for the download, when the proof is one.
+    var signedTransaction: String?
     var priority: DownloadPriority
     /// Enqueue order, for FIFO within a priority.
     var sequence: UInt64
@@ -29,6 +33,17 @@ struct DownloadRecord: Sendable, Hashable, Codable {
     /// How many times a file failed verification (one retry, then an integrity error).
     var integrityFailures: [String: Int]
     var createdAt: Date
+
+    /// The proof of purchase, as stored in ``receipt`` or ``signedTransaction``.
+    var proof: PurchaseProof {
+        get { signedTransaction.map(PurchaseProof.signedTransaction) ?? .receipt(receipt ?? "") }
+        set {
+            switch newValue {
+            case .receipt(let text): (receipt, signedTransaction) = (text, nil)
+            case .signedTransaction(let text): (receipt, signedTransaction) = (nil, text)
+            }
+        }
+    }
 }
 
 /// The journal's content: the queue, each download's state, and the installed content.

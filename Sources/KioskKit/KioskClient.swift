@@ -59,6 +59,9 @@ public actor KioskClient {
     public nonisolated let configuration: Configuration
 
     private nonisolated let layout: CacheLayout
+    /// This installation's ID: a UUID kept in the cache root and sent with every grant request, so the server can
+    /// cap how many installations one purchase serves.
+    public nonisolated let installationID: String
     private nonisolated let api: APIClient
     private nonisolated let fetcher: FileFetcher
     private nonisolated let engine: DownloadEngine
@@ -117,7 +120,10 @@ public actor KioskClient {
         } catch {
             throw KioskError.fileSystem(path: layout.root.path, underlying: error.localizedDescription)
         }
-        let api = APIClient(serverURL: serverURL, session: APIClient.makeSession(timeout: configuration.requestTimeout))
+        let installationID = Self.installationID(in: layout)
+        self.installationID = installationID
+        let api = APIClient(serverURL: serverURL, session: APIClient.makeSession(timeout: configuration.requestTimeout),
+                            installationID: installationID)
         let fetcher = FileFetcher(timeout: configuration.requestTimeout, writerFactory: configuration.fileWriterFactory)
         self.api = api
         self.fetcher = fetcher
@@ -212,13 +218,25 @@ public actor KioskClient {
 
     /// Verifies a receipt with the server (`POST /v1/receipts/verify`) and returns what it entitles now.
     public func verifyReceipt(_ receipt: String) async throws(KioskError) -> EntitlementsResponse {
-        try await api.verify(receipt: receipt)
+        try await api.verify(proof: .receipt(receipt))
+    }
+
+    /// Verifies a proof of purchase (a receipt or a StoreKit 2 signed transaction) with the server and returns
+    /// what it entitles now.
+    public func verify(_ proof: PurchaseProof) async throws(KioskError) -> EntitlementsResponse {
+        try await api.verify(proof: proof)
     }
 
     /// Restores purchases: verifies the receipt, then enqueues (at ``DownloadPriority/low``) every entitled
     /// product that has content and is neither installed nor already downloading.
     public func restore(receipt: String) async throws(KioskError) -> RestoreResult {
-        let answer = try await api.verify(receipt: receipt)
+        try await restore(proof: .receipt(receipt))
+    }
+
+    /// Restores purchases with a receipt or a signed transaction (for a subscription, the issues it unlocked are
+    /// restored too).
+    public func restore(proof: PurchaseProof) async throws(KioskError) -> RestoreResult {
+        let answer = try await api.verify(proof: proof)
         let ids = Array(Set(answer.entitlements.map(\.productID))).sorted()
         var result = RestoreResult(entitlements: answer.entitlements, enqueued: [:], alreadyInstalled: [])
         guard !ids.isEmpty else { return result }
@@ -233,7 +251,7 @@ public actor KioskClient {
                 result.enqueued[product.id] = live.id
                 continue
             }
-            result.enqueued[product.id] = try enqueue(productID: product.id, receipt: receipt, priority: .low)
+            result.enqueued[product.id] = try enqueue(productID: product.id, proof: proof, priority: .low)
         }
         return result
     }
@@ -248,11 +266,20 @@ public actor KioskClient {
     @discardableResult
     public func enqueue(productID: String, receipt: String, priority: DownloadPriority = .normal)
         throws(KioskError) -> DownloadID {
+        try enqueue(productID: productID, proof: .receipt(receipt), priority: priority)
+    }
+
+    /// Enqueues the download of a product's current version, to be paid for by `proof`: a receipt, or a StoreKit 2
+    /// signed transaction (`Transaction.jwsRepresentation`). The proof is kept in the journal to renew the grant;
+    /// it is never logged.
+    @discardableResult
+    public func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
+        throws(KioskError) -> DownloadID {
         guard Identifiers.isValidProductID(productID) else { throw .invalidArgument("'\(productID)' is not a valid product ID") }
-        guard !receipt.isEmpty else { throw .invalidArgument("The receipt is empty.") }
+        guard !proof.isEmpty else { throw .invalidArgument("The proof of purchase is empty.") }
         guard !isClosed else { throw .invalidArgument("The client is closed.") }
         if let existing = liveRecord(for: productID) {
-            records[existing.id]?.receipt = receipt
+            records[existing.id]?.proof = proof
             records[existing.id]?.priority = priority
             if case .finished? = machines[existing.id]?.state {
                 // finished but re-requested: fall through to a new download (a newer version may exist)
@@ -267,10 +294,11 @@ public actor KioskClient {
         }
         for (id, record) in records where record.productID == productID { forget(id) }
         let id = DownloadID()
-        let record = DownloadRecord(
-            id: id, productID: productID, receipt: receipt, priority: priority, sequence: nextSequence,
+        var record = DownloadRecord(
+            id: id, productID: productID, receipt: nil, signedTransaction: nil, priority: priority, sequence: nextSequence,
             state: .waiting, attempt: 0, grant: nil, entityTags: [:], verifiedPaths: [], integrityFailures: [:],
             createdAt: Date())
+        record.proof = proof
         nextSequence += 1
         records[id] = record
         machines[id] = DownloadStateMachine(maximumAttempts: configuration.retryPolicy.maximumAttempts)
@@ -437,12 +465,25 @@ public actor KioskClient {
         }
     }
 
+    /// The installation ID kept in the cache root, created (a random UUID) on first use. When it cannot be written,
+    /// a fresh one is used for this session.
+    private static func installationID(in layout: CacheLayout) -> String {
+        if let data = try? Data(contentsOf: layout.installationIDFile),
+           let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
+           UUID(uuidString: text) != nil {
+            return text
+        }
+        let fresh = UUID().uuidString.lowercased()
+        try? Data(fresh.utf8).write(to: layout.installationIDFile, options: .atomic)
+        return fresh
+    }
+
     private func orderedIDs() -> [DownloadID] {
         records.values.sorted { $0.sequence < $1.sequence }.map(\.id)
     }
 
     private func work(for record: DownloadRecord) -> DownloadWork {
-        DownloadWork(productID: record.productID, receipt: record.receipt, grant: record.grant,
+        DownloadWork(productID: record.productID, proof: record.proof, grant: record.grant,
                      entityTags: record.entityTags, verifiedPaths: record.verifiedPaths,
                      integrityFailures: record.integrityFailures)
     }

@@ -69,11 +69,14 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         }
     }
 
-    /// Whether the receipt was refused or does not entitle the product (`not_entitled`, `receipt_invalid`,
-    /// `receipt_malformed`): the user must buy or restore; retrying does not help.
+    /// Whether the proof of purchase was refused or does not entitle the product (`not_entitled`,
+    /// `receipt_invalid`, `receipt_malformed`, `transaction_invalid`, `transaction_revoked`, `installation_limit`):
+    /// the user must buy or restore; retrying does not help.
     public var isEntitlementRefusal: Bool {
         switch apiCode {
-        case .notEntitled?, .receiptInvalid?, .receiptMalformed?: true
+        case .notEntitled?, .receiptInvalid?, .receiptMalformed?, .transactionInvalid?, .transactionRevoked?,
+            .installationLimit?:
+            true
         default: false
         }
     }

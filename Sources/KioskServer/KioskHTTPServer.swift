@@ -5,7 +5,9 @@ import KioskCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SwiftASN1
 import UnixSignals
+import X509
 
 /// The Kiosk server: the catalog, the receipt-gated grants and the range-exact content streams of API.md, with
 /// the sandbox store when configured, all over one Hummingbird application.
@@ -33,37 +35,56 @@ public struct KioskHTTPServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
-        let database = try await EmbeddedDatabase.open(in: configuration.dataDirectory, logger: logger)
-        self.database = database
-        let catalog = await ContentCatalog(
-            contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger)
-        self.catalog = catalog
-        let metrics = ServerMetrics()
-        self.metrics = metrics
-        let ledger = try await SQLLedger(database: database.sql)
-        self.ledger = ledger
+        // Everything read from files first, so that a bad file fails the start before the database is open.
         let keyring =
             try configuration.grantSecret.map {
                 try GrantKeyring.fromSecret(
                     $0, keyID: configuration.grantKeyID, previous: configuration.previousGrantKeys)
             } ?? GrantKeyring.loadOrCreate(in: configuration.dataDirectory)
         let signer = GrantSigner(keyring: keyring)
+        var trustedRoots =
+            try configuration.appleRootCAFile.map { try Self.loadRoots(from: $0) }
+            ?? [AppleRootCertificates.appleRootCAG3()]
+        let authority =
+            configuration.store == .sandbox
+            ? try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory) : nil
+        if let authority { trustedRoots.append(authority.root) }
+        let catalog = await ContentCatalog(
+            contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger)
+        self.catalog = catalog
+        let metrics = ServerMetrics()
+        self.metrics = metrics
+
+        let database = try await EmbeddedDatabase.open(in: configuration.dataDirectory, logger: logger)
+        self.database = database
+        let ledger: SQLLedger
+        let revocations: RevocationList
+        var sandboxStore: SandboxStore?
+        do {
+            ledger = try await SQLLedger(database: database.sql)
+            revocations = try await RevocationList.load(from: ledger)
+            if let authority {
+                sandboxStore = try await SandboxStore(
+                    database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
+                    bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret,
+                    signingAuthority: authority)
+            }
+        } catch {
+            try? await database.close()
+            throw error
+        }
+        self.ledger = ledger
+        let now: @Sendable () -> Date = { Date() }
 
         let router = Router(context: KioskRequestContext.self)
         router.add(middleware: ErrorMiddleware(metrics: metrics))
         let transport: any StoreTransport
         let productionURL: URL
         let sandboxURL: URL
-        var sandboxStore: SandboxStore?
-        switch configuration.store {
-        case .sandbox:
-            let store = try await SandboxStore(
-                database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
-                bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret)
-            sandboxStore = store
+        if let store = sandboxStore {
             transport = SandboxStoreTransport(store: store)
             (productionURL, sandboxURL) = (SandboxStoreTransport.productionURL, SandboxStoreTransport.sandboxURL)
-        case .appstore:
+        } else {
             transport = HTTPStoreTransport(client: .shared)
             (productionURL, sandboxURL) = (configuration.productionVerifyURL, configuration.sandboxVerifyURL)
         }
@@ -75,23 +96,49 @@ public struct KioskHTTPServer: Sendable {
                 metrics.recordStoreCall(
                     environment: report.environment.rawValue, status: report.outcome.label, duration: report.duration)
             })
+        let signedData = SignedDataVerifier(
+            trustedRoots: trustedRoots, bundleID: configuration.bundleID,
+            environments: configuration.acceptedTransactionEnvironments)
+        let notifications = NotificationProcessor(
+            verifier: signedData, ledger: ledger, revocations: revocations, metrics: metrics, now: now)
         if let sandboxStore {
-            SandboxRoutes(store: sandboxStore, verifier: verifier, bodyLimit: configuration.maxJSONBodySize)
-                .register(on: router)
+            SandboxRoutes(
+                store: sandboxStore, verifier: verifier, bodyLimit: configuration.maxJSONBodySize,
+                notifications: notifications
+            ).register(on: router)
         }
-        let now: @Sendable () -> Date = { Date() }
         OperationsRoutes(metrics: metrics, verifier: verifier).register(on: router)
         CatalogRoutes(catalog: catalog).register(on: router)
         PurchaseRoutes(
-            catalog: catalog, verifier: verifier, policy: EntitlementPolicy(bundleID: configuration.bundleID),
-            ledger: ledger, signer: signer, metrics: metrics, grantLifetime: configuration.grantLifetime, now: now
+            catalog: catalog,
+            proofs: ProofVerifier(
+                receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
+            policy: EntitlementPolicy(bundleID: configuration.bundleID), ledger: ledger, signer: signer,
+            metrics: metrics, grantLifetime: configuration.grantLifetime,
+            maxInstallations: configuration.maxInstallations, now: now
         ).register(on: router)
+        NotificationRoutes(processor: notifications).register(on: router)
         ContentRoutes(
-            catalog: catalog, signer: signer, metrics: metrics,
+            catalog: catalog, signer: signer, revocations: revocations, metrics: metrics,
             evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
             chunkSize: configuration.streamChunkSize, now: now
         ).register(on: router)
         self.responder = router.buildResponder()
+    }
+
+    /// The certificates of a PEM file (`--apple-root-ca`); throws when it holds none.
+    static func loadRoots(from url: URL) throws -> [Certificate] {
+        let text: String
+        do {
+            text = try String(contentsOf: url, encoding: .utf8)
+        } catch {
+            throw SecretFile.Failure(description: "cannot read the root certificate file \(url.path)")
+        }
+        let roots = try PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) }
+        guard !roots.isEmpty else {
+            throw SecretFile.Failure(description: "\(url.path) holds no PEM certificate")
+        }
+        return roots
     }
 
     /// Serves until cancelled or until one of `gracefulShutdownSignals` arrives, then lets in-flight responses

@@ -8,7 +8,10 @@ struct ServerBadInputTests {
     @Test func malformedBodies() async throws {
         try await TestServer.with { server in
             for body in ["", "{", "[]", "null", #"{"receipt-data": 5, "product_id": 5, "transaction_id": 5}"#, "\u{0}\u{1}garbage"] {
-                for path in ["/v1/downloads", "/v1/receipts/verify", "/sandbox/purchases", "/sandbox/refunds"] {
+                for path in [
+                    "/v1/downloads", "/v1/receipts/verify", "/sandbox/purchases", "/sandbox/refunds",
+                    "/v1/notifications/appstore", "/sandbox/notifications",
+                ] {
                     let response = try await server.send("POST", path, body: Data(body.utf8))
                     #expect(response.status == 400, "\(path) with \(body.debugDescription)")
                     #expect(try KioskJSON.decode(APIErrorEnvelope.self, from: response.body).error.code == "bad_request")

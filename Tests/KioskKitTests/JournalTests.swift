@@ -43,6 +43,19 @@ struct JournalTests {
         #expect(!FileManager.default.fileExists(atPath: journal.temporaryURL.path))
     }
 
+    @Test func proofsOfEitherKindRoundTripAndOldRecordsReadAsReceipts() throws {
+        var snapshot = sample()
+        snapshot.downloads[1].proof = .signedTransaction("eyJ.eyJ.sig")
+        try journal.save(snapshot)
+        let (loaded, _) = journal.load()
+        #expect(loaded.downloads.map(\.proof) == [.receipt("cmVjZWlwdA=="), .signedTransaction("eyJ.eyJ.sig")])
+        // A record written before signed transactions existed has only "receipt".
+        var old = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(snapshot.downloads[0])) as! [String: Any]
+        old.removeValue(forKey: "signedTransaction")
+        let record = try JSONDecoder().decode(DownloadRecord.self, from: try JSONSerialization.data(withJSONObject: old))
+        #expect(record.proof == .receipt("cmVjZWlwdA=="))
+    }
+
     @Test func missingJournalIsAFreshStart() {
         let (loaded, recovery) = journal.load()
         #expect(recovery == .fresh)

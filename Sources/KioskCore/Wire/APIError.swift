@@ -15,6 +15,9 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case rangeNotSatisfiable = "range_not_satisfiable"
     case storeUnavailable = "store_unavailable"
     case storeMisconfigured = "store_misconfigured"
+    case transactionInvalid = "transaction_invalid"
+    case transactionRevoked = "transaction_revoked"
+    case installationLimit = "installation_limit"
     case internalError = "internal_error"
 
     /// The HTTP status the server answers this code with.
@@ -22,7 +25,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
         switch self {
         case .badRequest, .receiptMalformed: 400
         case .tokenMissing, .tokenInvalid, .tokenExpired: 401
-        case .receiptInvalid, .notEntitled, .tokenScope: 403
+        case .receiptInvalid, .notEntitled, .tokenScope, .transactionInvalid, .transactionRevoked, .installationLimit:
+            403
         case .notFound: 404
         case .methodNotAllowed: 405
         case .versionGone: 410
@@ -42,11 +46,15 @@ public struct APIErrorEnvelope: Codable, Sendable, Hashable {
         public var code: String
         /// A sentence a person understands.
         public var message: String
+        /// For some codes, which check failed, machine-readable (for example `chain_length` for a
+        /// `transaction_invalid`); absent otherwise.
+        public var reason: String?
 
         /// Creates an error body.
-        public init(code: String, message: String) {
+        public init(code: String, message: String, reason: String? = nil) {
             self.code = code
             self.message = message
+            self.reason = reason
         }
     }
 

@@ -49,15 +49,22 @@ public struct Entitlement: Codable, Sendable, Hashable {
     }
 }
 
-/// The body of `POST /v1/receipts/verify`.
+/// The body of `POST /v1/receipts/verify`: a receipt or a signed transaction.
 public struct ReceiptVerificationRequest: Codable, Sendable, Hashable {
-    /// The base64 receipt, as the store gave it to the app.
-    public var receiptData: String
+    /// The receipt or signed transaction, as the store gave it to the app.
+    public var proof: PurchaseProof
 
     /// Creates a request.
-    public init(receiptData: String) { self.receiptData = receiptData }
+    public init(proof: PurchaseProof) { self.proof = proof }
 
-    enum CodingKeys: String, CodingKey { case receiptData = "receipt-data" }
+    /// Creates a request with a base64 receipt.
+    public init(receiptData: String) { self.init(proof: .receipt(receiptData)) }
+
+    /// Decodes `{"receipt-data"}` or `{"signed_transaction"}`.
+    public init(from decoder: any Decoder) throws { proof = try PurchaseProof.decode(from: decoder) }
+
+    /// Encodes the proof's field.
+    public func encode(to encoder: any Encoder) throws { try proof.encode(to: encoder) }
 }
 
 /// The answer to `POST /v1/receipts/verify`: what the receipt entitles now (used to restore purchases).

@@ -1,21 +1,47 @@
 import Foundation
 
-/// The body of `POST /v1/downloads`: a proof of purchase and the product wanted.
+/// The body of `POST /v1/downloads`: a proof of purchase, the product wanted and, optionally, the installation
+/// asking.
 public struct GrantRequest: Codable, Sendable, Hashable {
-    /// The base64 receipt.
-    public var receiptData: String
+    /// The receipt or signed transaction that pays for the product.
+    public var proof: PurchaseProof
     /// The product to download.
     public var productID: String
+    /// A stable ID of the app installation asking (a UUID the app keeps); the server caps how many installations
+    /// one purchase may serve.
+    public var installationID: String?
 
     /// Creates a request.
-    public init(receiptData: String, productID: String) {
-        self.receiptData = receiptData
+    public init(proof: PurchaseProof, productID: String, installationID: String? = nil) {
+        self.proof = proof
         self.productID = productID
+        self.installationID = installationID
+    }
+
+    /// Creates a request with a base64 receipt.
+    public init(receiptData: String, productID: String) {
+        self.init(proof: .receipt(receiptData), productID: productID)
     }
 
     enum CodingKeys: String, CodingKey {
-        case receiptData = "receipt-data"
         case productID = "product_id"
+        case installationID = "installation_id"
+    }
+
+    /// Decodes `{"receipt-data" | "signed_transaction", "product_id", "installation_id"?}`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        productID = try container.decode(String.self, forKey: .productID)
+        installationID = try container.decodeIfPresent(String.self, forKey: .installationID)
+        proof = try PurchaseProof.decode(from: decoder)
+    }
+
+    /// Encodes the proof's field, `product_id` and `installation_id` when set.
+    public func encode(to encoder: any Encoder) throws {
+        try proof.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(productID, forKey: .productID)
+        try container.encodeIfPresent(installationID, forKey: .installationID)
     }
 }
 

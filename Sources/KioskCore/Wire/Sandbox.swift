@@ -36,12 +36,16 @@ public struct SandboxPurchaseResponse: Codable, Sendable, Hashable {
     public var purchaseDate: Date
     /// The end of the paid period, for subscriptions.
     public var expiresDate: Date?
+    /// The same transaction as a StoreKit 2 signed transaction (compact JWS), signed by the sandbox store's own
+    /// certificate chain, which a sandbox-mode server trusts.
+    public var signedTransaction: String?
 
     /// Creates a purchase answer.
     public init(
         receiptData: String, transactionID: String, originalTransactionID: String, productID: String,
-        purchaseDate: Date, expiresDate: Date?
+        purchaseDate: Date, expiresDate: Date?, signedTransaction: String? = nil
     ) {
+        self.signedTransaction = signedTransaction
         self.receiptData = receiptData
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -57,6 +61,7 @@ public struct SandboxPurchaseResponse: Codable, Sendable, Hashable {
         case productID = "product_id"
         case purchaseDate = "purchase_date"
         case expiresDate = "expires_date"
+        case signedTransaction = "signed_transaction"
     }
 }
 
@@ -87,6 +92,107 @@ public struct SandboxRefundResponse: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case transactionID = "transaction_id"
         case cancellationDate = "cancellation_date"
+    }
+}
+
+/// What `POST /sandbox/notifications` makes the sandbox store do and announce.
+public enum SandboxNotificationKind: String, Codable, Sendable, Hashable, CaseIterable {
+    /// Refund the transaction, then send `REFUND`.
+    case refund
+    /// Revoke the transaction (as Family Sharing does), then send `REVOKE`.
+    case revoke
+    /// Renew the subscription for one more period, then send `DID_RENEW`.
+    case renew
+    /// End the subscription's paid period now, then send `EXPIRED`.
+    case expire
+    /// Fail the renewal and open a billing grace period, then send `DID_FAIL_TO_RENEW` (`GRACE_PERIOD`).
+    case gracePeriod = "grace_period"
+}
+
+/// The body of `POST /sandbox/notifications`.
+public struct SandboxNotificationRequest: Codable, Sendable, Hashable {
+    /// The transaction concerned (any transaction of a subscription for `renew`, `expire` and `grace_period`).
+    public var transactionID: String
+    /// What happens.
+    public var kind: SandboxNotificationKind
+    /// For `grace_period`: how long the grace lasts, in days (default 16, as the App Store's longest).
+    public var graceDays: Int?
+
+    /// Creates a request.
+    public init(transactionID: String, kind: SandboxNotificationKind, graceDays: Int? = nil) {
+        self.transactionID = transactionID
+        self.kind = kind
+        self.graceDays = graceDays
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case transactionID = "transaction_id"
+        case kind
+        case graceDays = "grace_days"
+    }
+}
+
+/// The answer to `POST /sandbox/notifications`: the notification sent, and what the server did with it.
+public struct SandboxNotificationResponse: Codable, Sendable, Hashable {
+    /// The App Store Server Notifications V2 body that was delivered to `POST /v1/notifications/appstore`.
+    public var signedPayload: String
+    /// The server's answer to it.
+    public var result: NotificationResult
+
+    /// Creates an answer.
+    public init(signedPayload: String, result: NotificationResult) {
+        self.signedPayload = signedPayload
+        self.result = result
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case signedPayload = "signed_payload"
+        case result
+    }
+}
+
+/// The answer to `POST /v1/notifications/appstore`.
+public struct NotificationResult: Codable, Sendable, Hashable {
+    /// What the server did with a notification.
+    public enum Outcome: String, Codable, Sendable, Hashable {
+        /// Applied to the ledger.
+        case applied
+        /// Already received (same `notificationUUID`); nothing done again.
+        case duplicate
+        /// Older (`signedDate`) than what the ledger already knows of this subscription: only its facts that
+        /// cannot go stale (refunds, new transactions) were applied.
+        case stale
+        /// A notification type that changes nothing Kiosk keeps (for example `TEST`).
+        case ignored
+    }
+
+    /// The notification's `notificationUUID`.
+    public var notificationUUID: String
+    /// Its `notificationType`, such as `REFUND`.
+    public var notificationType: String
+    /// Its `subtype`, if any.
+    public var subtype: String?
+    /// What the server did.
+    public var outcome: Outcome
+    /// The transaction it concerned, if any.
+    public var transactionID: String?
+
+    /// Creates a result.
+    public init(
+        notificationUUID: String, notificationType: String, subtype: String?, outcome: Outcome, transactionID: String?
+    ) {
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.outcome = outcome
+        self.transactionID = transactionID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case notificationUUID = "notification_uuid"
+        case notificationType = "notification_type"
+        case subtype, outcome
+        case transactionID = "transaction_id"
     }
 }
 

@@ -14,6 +14,29 @@ struct CatalogLoader {
     let contentDirectory: URL
     let hashCacheURL: URL?
 
+    /// Problems of subscriptions' `unlocks` rules that only the whole catalog shows: a product named in
+    /// `product_ids` that does not exist, or an unlocked product without `published_at` (it can never fall inside
+    /// a paid period). They are reported; the subscription is still served.
+    static func unlockProblems(_ products: [CatalogProduct]) -> [ContentProblem] {
+        let byID = Dictionary(products.map { ($0.info.productID, $0.info) }, uniquingKeysWith: { first, _ in first })
+        var problems: [ContentProblem] = []
+        for product in products {
+            guard let rule = product.info.unlocks else { continue }
+            let folder = product.info.productID
+            for id in rule.productIDs where byID[id] == nil {
+                problems.append(ContentProblem(folder: folder, field: "unlocks", message: "'\(id)' is not in the catalog"))
+            }
+            for info in byID.values.sorted(by: { $0.productID < $1.productID })
+            where info.productID != folder && rule.covers(info.productID) && info.publishedAt == nil {
+                problems.append(
+                    ContentProblem(
+                        folder: folder, field: "unlocks",
+                        message: "'\(info.productID)' has no published_at, so no paid period can unlock it"))
+            }
+        }
+        return problems
+    }
+
     /// Loads the folder. Bad product folders are reported as problems and skipped, never fatal; a missing content
     /// folder gives an empty catalog with one problem.
     func load(cache: inout HashCache) -> CatalogSnapshot {
@@ -71,6 +94,7 @@ struct CatalogLoader {
             }
         }
         cache.retain(only: liveKeys)
+        problems += Self.unlockProblems(products)
         return CatalogSnapshot(products: products, problems: problems)
     }
 

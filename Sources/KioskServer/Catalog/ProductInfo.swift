@@ -17,6 +17,69 @@ public struct ProductInfo: Sendable, Hashable {
     public var publishedAt: Date?
     /// For subscriptions: how long one paid period lasts in the sandbox store (ISO 8601, default `P1M`).
     public var subscriptionPeriod: SubscriptionPeriod?
+    /// For subscriptions: the products (issues) a paid period unlocks.
+    public var unlocks: SubscriptionUnlocks? = nil
+}
+
+/// Which products a subscription unlocks (`"unlocks"` in its `Info.json`): those whose `published_at` falls inside
+/// one of its paid periods, among the products named in `product_ids` or starting with `product_id_prefix`. An issue
+/// obtained this way stays available after the subscription ends.
+///
+/// ```json
+/// "unlocks": { "product_id_prefix": "com.example.kiosk.magazine." }
+/// ```
+public struct SubscriptionUnlocks: Sendable, Hashable {
+    /// Products whose ID starts with this are unlocked.
+    public var productIDPrefix: String?
+    /// Products unlocked by name.
+    public var productIDs: [String]
+
+    /// Creates a rule.
+    public init(productIDPrefix: String? = nil, productIDs: [String] = []) {
+        self.productIDPrefix = productIDPrefix
+        self.productIDs = productIDs
+    }
+
+    /// Whether the rule names `productID` (its `published_at` still decides).
+    public func covers(_ productID: String) -> Bool {
+        if productIDs.contains(productID) { return true }
+        if let productIDPrefix { return productID.hasPrefix(productIDPrefix) }
+        return false
+    }
+
+    /// Parses the `unlocks` object of the folder `folder`'s `Info.json`.
+    static func parse(_ value: Any, folder: String) -> Result<SubscriptionUnlocks, ContentProblem> {
+        func failure(_ message: String) -> Result<SubscriptionUnlocks, ContentProblem> {
+            .failure(ContentProblem(folder: folder, field: "unlocks", message: message))
+        }
+        guard let fields = value as? [String: Any] else {
+            return failure("must be an object such as {\"product_id_prefix\": \"com.example.magazine.\"}")
+        }
+        let known: Set<String> = ["product_id_prefix", "product_ids"]
+        if let unknown = fields.keys.sorted().first(where: { !known.contains($0) }) {
+            return failure("has the unknown key '\(unknown)' (allowed: product_id_prefix, product_ids)")
+        }
+        var rule = SubscriptionUnlocks()
+        if let prefix = fields["product_id_prefix"] {
+            guard let text = prefix as? String, !text.isEmpty,
+                Identifiers.isValidProductID(text.hasSuffix(".") ? String(text.dropLast()) : text)
+            else {
+                return failure("'product_id_prefix' must be the start of a product ID, such as com.example.magazine.")
+            }
+            rule.productIDPrefix = text
+        }
+        if let list = fields["product_ids"] {
+            guard let ids = list as? [String] else { return failure("'product_ids' must be an array of product IDs") }
+            if let bad = ids.first(where: { !Identifiers.isValidProductID($0) }) {
+                return failure("'\(bad.prefix(64))' in 'product_ids' is not a valid product ID")
+            }
+            rule.productIDs = ids
+        }
+        guard rule.productIDPrefix != nil || !rule.productIDs.isEmpty else {
+            return failure("must name products with 'product_id_prefix' or 'product_ids'")
+        }
+        return .success(rule)
+    }
 }
 
 /// A problem with one product folder, reported at load time; the folder is skipped.
@@ -150,10 +213,19 @@ extension ProductInfo {
                 }
                 period = parsed
             }
+            var unlocks: SubscriptionUnlocks?
+            if let value = fields["unlocks"], !(value is NSNull) {
+                guard type == .autoRenewable || type == .nonRenewing else {
+                    return problem("unlocks", "only subscriptions unlock other products")
+                }
+                let rule = try SubscriptionUnlocks.parse(value, folder: folder).get()
+                guard !rule.covers(productID) else { return problem("unlocks", "a subscription cannot unlock itself") }
+                unlocks = rule
+            }
             return .success(
                 ProductInfo(
                     productID: productID, type: type, title: title, contentVersion: version,
-                    description: description, publishedAt: publishedAt, subscriptionPeriod: period))
+                    description: description, publishedAt: publishedAt, subscriptionPeriod: period, unlocks: unlocks))
         } catch {
             return .failure(error)
         }

@@ -51,15 +51,37 @@ public struct ServerConfiguration: Sendable {
     /// The largest request body accepted on JSON endpoints other than receipts (receipts allow 3 MiB + envelope).
     public var maxJSONBodySize: Int = 64 * 1024
 
+    /// A PEM file of the root certificate(s) signed transactions and notifications must chain to; nil trusts Apple
+    /// Root CA - G3. (In sandbox mode the sandbox store's own root is trusted as well.)
+    public var appleRootCAFile: URL?
+    /// The StoreKit environments whose signed transactions and notifications are accepted; nil means `Sandbox` with
+    /// the sandbox store and `Production` and `Sandbox` with the App Store (App Review buys in the sandbox).
+    public var transactionEnvironments: Set<String>?
+    /// The most installations (distinct `installation_id`s) one purchase may serve grants to.
+    public var maxInstallations: Int = 10
+
+    /// The environments accepted, with the store mode's default when ``transactionEnvironments`` is nil.
+    public var acceptedTransactionEnvironments: Set<String> {
+        transactionEnvironments ?? (store == .sandbox ? ["Sandbox"] : ["Production", "Sandbox"])
+    }
+
     /// Creates the default (embedded) configuration.
     public init() {}
 
     /// The configuration with secrets taken from the environment: `KIOSK_SHARED_SECRET`, `KIOSK_GRANT_SECRET`,
-    /// `KIOSK_GRANT_KEY_ID` and `KIOSK_GRANT_PREVIOUS_KEYS`.
+    /// `KIOSK_GRANT_KEY_ID` and `KIOSK_GRANT_PREVIOUS_KEYS`; and `KIOSK_APPLE_ROOT_CA` (a PEM file),
+    /// `KIOSK_TRANSACTION_ENVIRONMENTS` (comma-separated) and `KIOSK_MAX_INSTALLATIONS` (a positive integer).
     public mutating func applyEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) {
         if let secret = environment["KIOSK_SHARED_SECRET"], !secret.isEmpty { sharedSecret = secret }
         if let secret = environment["KIOSK_GRANT_SECRET"], !secret.isEmpty { grantSecret = secret }
         if let keyID = environment["KIOSK_GRANT_KEY_ID"], !keyID.isEmpty { grantKeyID = keyID }
         if let keys = environment["KIOSK_GRANT_PREVIOUS_KEYS"], !keys.isEmpty { previousGrantKeys = keys }
+        if let path = environment["KIOSK_APPLE_ROOT_CA"], !path.isEmpty { appleRootCAFile = URL(fileURLWithPath: path) }
+        if let list = environment["KIOSK_TRANSACTION_ENVIRONMENTS"], !list.isEmpty {
+            transactionEnvironments = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
+        if let text = environment["KIOSK_MAX_INSTALLATIONS"], let limit = Int(text), limit > 0 {
+            maxInstallations = limit
+        }
     }
 }

@@ -12,12 +12,28 @@ public struct GrantClaims: Codable, Sendable, Hashable {
     public var transactionID: String
     /// Expiry, in whole seconds since 1970.
     public var expiresAt: Int64
+    /// The first transaction of the paying purchase: revoking it revokes the token too. Absent in tokens issued
+    /// before it was added.
+    public var originalTransactionID: String?
+
+    /// Creates claims.
+    public init(
+        productID: String, contentVersion: String, transactionID: String, expiresAt: Int64,
+        originalTransactionID: String? = nil
+    ) {
+        self.productID = productID
+        self.contentVersion = contentVersion
+        self.transactionID = transactionID
+        self.expiresAt = expiresAt
+        self.originalTransactionID = originalTransactionID
+    }
 
     enum CodingKeys: String, CodingKey {
         case productID = "p"
         case contentVersion = "v"
         case transactionID = "t"
         case expiresAt = "exp"
+        case originalTransactionID = "o"
     }
 }
 

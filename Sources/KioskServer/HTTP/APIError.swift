@@ -8,12 +8,16 @@ public struct APIError: Error, Sendable, Equatable {
     public let message: String
     /// Extra response headers (`Retry-After`, `Content-Range`).
     public let headers: [String: String]
+    /// A machine-readable refinement of `code` (for `transaction_invalid`: which check failed), sent as the
+    /// envelope's `reason`.
+    public let reason: String?
 
     /// Creates an error.
-    public init(_ code: APIErrorCode, _ message: String, headers: [String: String] = [:]) {
+    public init(_ code: APIErrorCode, _ message: String, headers: [String: String] = [:], reason: String? = nil) {
         self.code = code
         self.message = message
         self.headers = headers
+        self.reason = reason
     }
 
     static func badRequest(_ message: String) -> APIError { APIError(.badRequest, message) }

@@ -21,7 +21,8 @@ enum JSONIO {
         for (name, value) in error.headers {
             if let field = HTTPField.Name(name) { headers[field] = value }
         }
-        let envelope = APIErrorEnvelope(code: error.code, message: error.message)
+        var envelope = APIErrorEnvelope(code: error.code, message: error.message)
+        envelope.error.reason = error.reason
         let status = HTTPResponse.Status(code: error.code.httpStatus)
         // Encoding two strings cannot fail.
         return (try? response(envelope, status: status, headers: headers)) ?? Response(status: status)
@@ -47,6 +48,8 @@ enum JSONIO {
         guard body.readableBytes > 0 else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
         do {
             return try KioskJSON.makeDecoder().decode(T.self, from: Data(buffer: body))
+        } catch let error as WireFormatError {
+            throw APIError.badRequest(error.message)
         } catch let DecodingError.keyNotFound(key, _) {
             throw APIError.badRequest("The field '\(key.stringValue)' is required.")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {

@@ -2,6 +2,9 @@ import Foundation
 import SQLKit
 
 /// The ``Ledger`` on any SQLKit database (SQLite by default). Dates are stored as milliseconds since 1970.
+///
+/// Tables: `ledger_transactions`, `ledger_notifications` (applied notification UUIDs), `ledger_subscriptions`
+/// (what notifications said about each subscription) and `ledger_installations`.
 public struct SQLLedger: Ledger {
     private let database: any SQLDatabase
 
@@ -20,7 +23,30 @@ public struct SQLLedger: Ledger {
             .column("quantity", type: .int, .notNull)
             .column("verified_at_ms", type: .bigint, .notNull)
             .run()
-        try await database.raw("CREATE INDEX IF NOT EXISTS ledger_transactions_original ON ledger_transactions (original_transaction_id)").run()
+        try await database.raw(
+            "CREATE INDEX IF NOT EXISTS ledger_transactions_original ON ledger_transactions (original_transaction_id)"
+        ).run()
+        try await database.create(table: "ledger_notifications").ifNotExists()
+            .column("notification_uuid", type: .text, .primaryKey(autoIncrement: false))
+            .column("notification_type", type: .text, .notNull)
+            .column("subtype", type: .text)
+            .column("signed_date_ms", type: .bigint, .notNull)
+            .column("received_at_ms", type: .bigint, .notNull)
+            .run()
+        try await database.create(table: "ledger_subscriptions").ifNotExists()
+            .column("original_transaction_id", type: .text, .primaryKey(autoIncrement: false))
+            .column("last_signed_date_ms", type: .bigint, .notNull)
+            .column("grace_expires_ms", type: .bigint)
+            .run()
+        try await database.raw(
+            """
+            CREATE TABLE IF NOT EXISTS ledger_installations (
+                original_transaction_id TEXT NOT NULL,
+                installation_id TEXT NOT NULL,
+                first_seen_ms BIGINT NOT NULL,
+                PRIMARY KEY (original_transaction_id, installation_id))
+            """
+        ).run()
     }
 
     public func record(_ transactions: [LedgerTransaction]) async throws {
@@ -31,7 +57,11 @@ public struct SQLLedger: Ledger {
                 .onConflict(with: ["transaction_id"]) { update in
                     update
                         .set(excludedValueOf: "expires_date_ms")
-                        .set(excludedValueOf: "cancellation_date_ms")
+                        .set(
+                            "cancellation_date_ms",
+                            to: SQLRaw(
+                                "COALESCE(ledger_transactions.cancellation_date_ms, excluded.cancellation_date_ms)")
+                        )
                         .set(excludedValueOf: "quantity")
                         .set(excludedValueOf: "verified_at_ms")
                 }
@@ -46,10 +76,114 @@ public struct SQLLedger: Ledger {
             .map(\.transaction)
     }
 
+    public func recordIfAbsent(_ transactions: [LedgerTransaction]) async throws {
+        for transaction in transactions {
+            try await database.insert(into: "ledger_transactions").model(Row(transaction))
+                .ignoringConflicts(with: ["transaction_id"])
+                .run()
+        }
+    }
+
+    public func transactions(originalTransactionIDs: [String]) async throws -> [LedgerTransaction] {
+        guard !originalTransactionIDs.isEmpty else { return [] }
+        return try await database.select().column("*").from("ledger_transactions")
+            .where("original_transaction_id", .in, originalTransactionIDs)
+            .orderBy("purchase_date_ms")
+            .all(decoding: Row.self)
+            .map(\.transaction)
+    }
+
+    public func revoke(transactionID: String, at date: Date) async throws {
+        try await database.update("ledger_transactions")
+            .set("cancellation_date_ms", to: date.millisecondsSince1970)
+            .where("transaction_id", .equal, transactionID)
+            .where("cancellation_date_ms", .is, SQLLiteral.null)
+            .run()
+    }
+
+    public func revokedTransactionIDs() async throws -> [String] {
+        try await database.select().column("transaction_id").from("ledger_transactions")
+            .where("cancellation_date_ms", .isNot, SQLLiteral.null)
+            .all(decodingColumn: "transaction_id", as: String.self)
+    }
+
+    public func hasNotification(uuid: String) async throws -> Bool {
+        try await database.select().column("notification_uuid").from("ledger_notifications")
+            .where("notification_uuid", .equal, uuid)
+            .first() != nil
+    }
+
+    public func recordNotification(
+        uuid: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date
+    ) async throws {
+        try await database.insert(into: "ledger_notifications")
+            .columns("notification_uuid", "notification_type", "subtype", "signed_date_ms", "received_at_ms")
+            .values(
+                SQLBind(uuid), SQLBind(type), SQLBind(subtype), SQLBind(signedDate.millisecondsSince1970),
+                SQLBind(receivedAt.millisecondsSince1970)
+            )
+            .ignoringConflicts(with: ["notification_uuid"])
+            .run()
+    }
+
+    public func subscriptionState(originalTransactionID: String) async throws -> SubscriptionState? {
+        try await database.select().column("*").from("ledger_subscriptions")
+            .where("original_transaction_id", .equal, originalTransactionID)
+            .first(decoding: SubscriptionRow.self)
+            .map {
+                SubscriptionState(
+                    originalTransactionID: $0.original_transaction_id,
+                    lastSignedDate: Date(milliseconds: $0.last_signed_date_ms),
+                    gracePeriodExpiresDate: $0.grace_expires_ms.map(Date.init(milliseconds:)))
+            }
+    }
+
+    public func setSubscriptionState(_ state: SubscriptionState) async throws {
+        let row = SubscriptionRow(
+            original_transaction_id: state.originalTransactionID,
+            last_signed_date_ms: state.lastSignedDate.millisecondsSince1970,
+            grace_expires_ms: state.gracePeriodExpiresDate?.millisecondsSince1970)
+        try await database.insert(into: "ledger_subscriptions").model(row)
+            .onConflict(with: ["original_transaction_id"]) { update in
+                update.set(excludedValueOf: "last_signed_date_ms").set(excludedValueOf: "grace_expires_ms")
+            }
+            .run()
+    }
+
+    public func admitInstallation(
+        _ installationID: String, originalTransactionID: String, limit: Int, at date: Date
+    ) async throws -> InstallationAdmission {
+        func installations() async throws -> [String] {
+            try await database.select().column("installation_id").from("ledger_installations")
+                .where("original_transaction_id", .equal, originalTransactionID)
+                .all(decodingColumn: "installation_id", as: String.self)
+        }
+        if try await installations().contains(installationID) { return .known }
+        // One statement checks the count and inserts, so that two new installations asking at once cannot both
+        // take the last place.
+        try await database.raw(
+            """
+            INSERT INTO ledger_installations (original_transaction_id, installation_id, first_seen_ms)
+            SELECT \(bind: originalTransactionID), \(bind: installationID), \(bind: date.millisecondsSince1970)
+            WHERE (SELECT COUNT(*) FROM ledger_installations WHERE original_transaction_id = \(bind: originalTransactionID)) < \(bind: limit)
+            ON CONFLICT DO NOTHING
+            """
+        ).run()
+        let now = try await installations()
+        return now.contains(installationID) ? .admitted(count: now.count) : .refused(count: now.count)
+    }
+
     public func count() async throws -> Int {
         try await database.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n")
             .from("ledger_transactions")
             .first(decodingColumn: "n", as: Int.self) ?? 0
+    }
+
+    /// A row of `ledger_subscriptions`.
+    private struct SubscriptionRow: Codable {
+        var original_transaction_id: String
+        var last_signed_date_ms: Int64
+        var grace_expires_ms: Int64?
     }
 
     /// The table's row, with the column names of the schema.

@@ -51,6 +51,23 @@ public final class ServerMetrics: Sendable {
         }
     }
 
+    /// Counts one grant refused because its purchase already serves the most installations allowed.
+    func recordInstallationRefusal() {
+        Counter(label: "kiosk_installation_limit_refusals_total", factory: factory).increment()
+    }
+
+    /// Counts one App Store Server Notification with its type and what was done with it.
+    func recordNotification(type: String, outcome: String) {
+        Counter(
+            label: "kiosk_notifications_total", dimensions: [("type", type), ("outcome", outcome)], factory: factory
+        ).increment()
+    }
+
+    /// Counts one content request refused because its token's transaction was refunded or revoked.
+    func recordRevokedTokenRefusal() {
+        Counter(label: "kiosk_revoked_token_refusals_total", factory: factory).increment()
+    }
+
     /// Counts one call to the store with the status it answered (`transport_error` when there was no answer).
     func recordStoreCall(environment: String, status: String, duration: Duration) {
         let dimensions = [("environment", environment), ("status", status)]

@@ -6,6 +6,9 @@ import SQLKit
 /// The built-in store of the embedded default: it sells the catalog's products to named sandbox users, issues signed
 /// receipts, answers Apple's `verifyReceipt` contract from its own records, and takes refunds.
 ///
+/// With a ``SandboxSigningAuthority`` it also signs each purchase as a StoreKit 2 transaction and sends App Store
+/// Server Notifications V2 about its own records (refund, revocation, renewal, expiry, grace period).
+///
 /// Its records live in the embedded database (`sandbox_purchases`), so purchases survive a restart.
 public struct SandboxStore: Sendable {
     private let database: any SQLDatabase
@@ -13,14 +16,17 @@ public struct SandboxStore: Sendable {
     private let catalog: ContentCatalog
     private let bundleID: String
     private let sharedSecret: String?
+    private let authority: SandboxSigningAuthority?
     private let now: @Sendable () -> Date
 
     /// Opens the store over `database`, creating its table, with the receipt signing key kept in `dataDirectory`.
     public init(
         database: any SQLDatabase, dataDirectory: URL, catalog: ContentCatalog, bundleID: String,
-        sharedSecret: String?, now: @escaping @Sendable () -> Date = Date.init
+        sharedSecret: String?, signingAuthority: SandboxSigningAuthority? = nil,
+        now: @escaping @Sendable () -> Date = Date.init
     ) async throws {
         self.database = database
+        self.authority = signingAuthority
         self.signingKey = try Self.loadOrCreateKey(at: dataDirectory.appendingPathComponent("sandbox-receipt.key"))
         self.catalog = catalog
         self.bundleID = bundleID
@@ -110,6 +116,97 @@ public struct SandboxStore: Sendable {
         return SandboxRefundResponse(transactionID: row.transaction_id, cancellationDate: Date(milliseconds: cancelled))
     }
 
+    // MARK: Notifications
+
+    /// Changes a purchase as `request.kind` says and returns the App Store Server Notification V2 announcing it
+    /// (a `signedPayload`), signed by the sandbox chain.
+    public func notification(for request: SandboxNotificationRequest) async throws -> String {
+        guard let authority else { throw APIError(.notFound, "The sandbox store has no signing chain.") }
+        guard let row = try await purchase(transactionID: request.transactionID) else {
+            throw APIError.notFound("The sandbox store has no transaction '\(request.transactionID.prefix(64))'.")
+        }
+        let now = now()
+        let type: String
+        var subtype: String?
+        var subject = row
+        var renewal: JWSRenewalInfo?
+        switch request.kind {
+        case .refund, .revoke:
+            _ = try await refund(SandboxRefundRequest(transactionID: row.transaction_id))
+            subject = try await purchase(transactionID: row.transaction_id) ?? row
+            type = request.kind == .refund ? "REFUND" : "REVOKE"
+        case .renew:
+            let (latest, period) = try await latestPeriod(of: row)
+            let start = max(Date(milliseconds: latest.expires_date_ms ?? now.millisecondsSince1970), now)
+            subject = PurchaseRow(
+                user: latest.user_name, productID: latest.product_id, quantity: 1, purchase: start,
+                expires: period.end(from: start), originalTransactionID: latest.original_transaction_id)
+            try await database.insert(into: "sandbox_purchases").model(subject).run()
+            type = "DID_RENEW"
+        case .expire, .gracePeriod:
+            var (latest, _) = try await latestPeriod(of: row)
+            let ended = min(latest.expires_date_ms ?? now.millisecondsSince1970, now.millisecondsSince1970)
+            try await database.update("sandbox_purchases").set("expires_date_ms", to: ended)
+                .where("transaction_id", .equal, latest.transaction_id).run()
+            latest.expires_date_ms = ended
+            subject = latest
+            if request.kind == .expire {
+                type = "EXPIRED"
+                subtype = "VOLUNTARY"
+            } else {
+                let days = request.graceDays ?? 16
+                guard (1...60).contains(days) else { throw APIError.badRequest("grace_days must be 1 to 60.") }
+                type = "DID_FAIL_TO_RENEW"
+                subtype = "GRACE_PERIOD"
+                renewal = JWSRenewalInfo(
+                    originalTransactionId: latest.original_transaction_id, productId: latest.product_id,
+                    autoRenewStatus: 1, gracePeriodExpiresDate: now.addingTimeInterval(TimeInterval(days) * 86_400),
+                    isInBillingRetryPeriod: true, signedDate: now, environment: "Sandbox")
+            }
+        }
+        let payload = NotificationPayload(
+            notificationType: type, subtype: subtype, notificationUUID: UUID().uuidString.lowercased(),
+            signedDate: now,
+            data: NotificationPayload.Body(
+                bundleId: bundleID, environment: "Sandbox",
+                signedTransactionInfo: try authority.sign(signedTransaction(for: subject, signedDate: now)),
+                signedRenewalInfo: try renewal.map { try authority.sign($0) }))
+        return try authority.sign(payload)
+    }
+
+    /// The subscription's latest paid period (of the chain `row` belongs to) and its product's period length.
+    private func latestPeriod(of row: PurchaseRow) async throws -> (PurchaseRow, SubscriptionPeriod) {
+        guard let product = catalog.snapshot.products[row.product_id], product.info.type == .autoRenewable else {
+            throw APIError.badRequest("Transaction \(row.transaction_id) is not an auto-renewable subscription.")
+        }
+        let chain = try await database.select().column("*").from("sandbox_purchases")
+            .where("original_transaction_id", .equal, row.original_transaction_id)
+            .where("cancellation_date_ms", .is, SQLLiteral.null)
+            .all(decoding: PurchaseRow.self)
+        guard let latest = chain.max(by: { ($0.expires_date_ms ?? 0) < ($1.expires_date_ms ?? 0) }) else {
+            throw APIError.badRequest("The subscription of transaction \(row.transaction_id) was refunded.")
+        }
+        return (latest, product.info.subscriptionPeriod ?? SubscriptionPeriod(iso8601: "P1M")!)
+    }
+
+    /// A purchase as StoreKit 2 shows it.
+    private func signedTransaction(for row: PurchaseRow, signedDate: Date) -> JWSTransaction {
+        let type: String? =
+            switch catalog.snapshot.products[row.product_id]?.info.type {
+            case .consumable?: "Consumable"
+            case .nonConsumable?: "Non-Consumable"
+            case .autoRenewable?: "Auto-Renewable Subscription"
+            case .nonRenewing?: "Non-Renewing Subscription"
+            case nil: nil
+            }
+        return JWSTransaction(
+            transactionId: row.transaction_id, originalTransactionId: row.original_transaction_id, bundleId: bundleID,
+            productId: row.product_id, purchaseDate: Date(milliseconds: row.purchase_date_ms),
+            expiresDate: row.expires_date_ms.map(Date.init(milliseconds:)), quantity: row.quantity, type: type,
+            signedDate: signedDate, revocationDate: row.cancellation_date_ms.map(Date.init(milliseconds:)),
+            revocationReason: row.cancellation_date_ms == nil ? nil : 0, environment: "Sandbox")
+    }
+
     // MARK: verifyReceipt
 
     /// Answers a `verifyReceipt` request body as Apple's endpoint for `environment` would: the sandbox store's
@@ -161,7 +258,8 @@ public struct SandboxStore: Sendable {
             receiptData: try receipt.encoded(signingKey: signingKey), transactionID: row.transaction_id,
             originalTransactionID: row.original_transaction_id, productID: row.product_id,
             purchaseDate: Date(milliseconds: row.purchase_date_ms),
-            expiresDate: row.expires_date_ms.map(Date.init(milliseconds:)))
+            expiresDate: row.expires_date_ms.map(Date.init(milliseconds:)),
+            signedTransaction: try authority?.sign(signedTransaction(for: row, signedDate: now())))
     }
 
     private func purchases(ofUser user: String) async throws -> [PurchaseRow] {

@@ -12,6 +12,23 @@ public enum ProductKind: String, Sendable, Hashable, CaseIterable {
     case nonRenewing
 }
 
+/// What the entitlement policy needs to know of one catalog product.
+public struct EntitlementProduct: Sendable, Hashable {
+    /// How it is sold.
+    public var kind: ProductKind
+    /// When it was published (an issue falls inside a subscription's paid period by this date).
+    public var publishedAt: Date?
+    /// For subscriptions: the products a paid period unlocks.
+    public var unlocks: SubscriptionUnlocks?
+
+    /// Creates a product description.
+    public init(kind: ProductKind, publishedAt: Date? = nil, unlocks: SubscriptionUnlocks? = nil) {
+        self.kind = kind
+        self.publishedAt = publishedAt
+        self.unlocks = unlocks
+    }
+}
+
 /// Why a verified receipt does not entitle a product now.
 public enum EntitlementRefusal: Error, Sendable, Hashable {
     /// The receipt was issued to another app.
@@ -24,12 +41,15 @@ public enum EntitlementRefusal: Error, Sendable, Hashable {
     case expired(productID: String, expiredAt: Date?)
     /// The product's paid periods all start later than now.
     case notYetActive(productID: String, startsAt: Date)
+    /// The product is not bought, and the subscription that unlocks such products was not paid when it was
+    /// published.
+    case publishedOutsidePaidPeriod(productID: String, subscriptionID: String)
 
     /// The product asked for.
     public var productID: String {
         switch self {
         case .wrongBundle(let productID, _), .notPurchased(let productID), .refunded(let productID),
-            .expired(let productID, _), .notYetActive(let productID, _):
+            .expired(let productID, _), .notYetActive(let productID, _), .publishedOutsidePaidPeriod(let productID, _):
             productID
         }
     }
@@ -59,6 +79,8 @@ public enum EntitlementRefusal: Error, Sendable, Hashable {
             "The subscription \(productID) is not active."
         case .notYetActive(let productID, let startsAt):
             "The subscription \(productID) starts at \(startsAt.formatted(.iso8601)), not yet."
+        case .publishedOutsidePaidPeriod(let productID, let subscriptionID):
+            "\(productID) was published outside every paid period of \(subscriptionID), so the subscription does not unlock it."
         }
     }
 }
@@ -118,6 +140,55 @@ public struct EntitlementPolicy: Sendable, Hashable {
             let active = standing.filter { transaction in transaction.expiresDate.map { now < $0 } ?? true }
             if let best = active.max(by: Self.endOrder) { return .success(best) }
             return .failure(.expired(productID: productID, expiredAt: standing.compactMap(\.expiresDate).max()))
+        }
+    }
+
+    /// Decides whether `receipt` entitles `productID` at `now`, directly or through a subscription that unlocks it.
+    ///
+    /// A product the receipt does not entitle directly is entitled by a subscription of `products` whose `unlocks`
+    /// rule covers it, when the product's `publishedAt` falls inside one of the subscription's paid periods
+    /// (`purchaseDate ..< expiresDate` of a transaction that was not refunded). The entitlement lasts: an issue
+    /// published while the subscription was paid stays available after it ends. The paying transaction is then
+    /// the subscription's (earliest covering period).
+    public func evaluate(
+        productID: String, products: [String: EntitlementProduct], receipt: VerifiedReceipt, now: Date
+    ) -> Result<StoreTransaction, EntitlementRefusal> {
+        guard let product = products[productID] else { return .failure(.notPurchased(productID: productID)) }
+        let direct = evaluate(productID: productID, productKind: product.kind, receipt: receipt, now: now)
+        guard case .failure(let refusal) = direct, receipt.bundleID == bundleID, let publishedAt = product.publishedAt
+        else { return direct }
+        var outsideOf: String?
+        for (subscriptionID, subscription) in products.sorted(by: { $0.key < $1.key })
+        where subscription.unlocks?.covers(productID) == true && subscriptionID != productID {
+            let periods = receipt.transactions.filter {
+                $0.productID == subscriptionID && $0.cancellationDate == nil && $0.expiresDate != nil
+            }
+            if let covering = periods.filter({
+                $0.purchaseDate.addingTimeInterval(-allowedClockSkew) <= publishedAt && publishedAt < $0.expiresDate!
+            }).min(by: StoreTransaction.purchaseOrder) {
+                return .success(covering)
+            }
+            if !periods.isEmpty { outsideOf = subscriptionID }
+        }
+        if case .notPurchased = refusal, let outsideOf {
+            return .failure(.publishedOutsidePaidPeriod(productID: productID, subscriptionID: outsideOf))
+        }
+        return direct
+    }
+
+    /// Every product `receipt` entitles at `now`, directly or unlocked by a subscription, each by its best
+    /// transaction, ordered by product ID. Only products in `products` are considered.
+    public func activeEntitlements(
+        receipt: VerifiedReceipt, products: [String: EntitlementProduct], now: Date
+    ) -> [(productID: String, transaction: StoreTransaction)] {
+        guard receipt.bundleID == bundleID else { return [] }
+        let bought = Set(receipt.transactions.map(\.productID))
+        let unlocking = bought.compactMap { products[$0]?.unlocks }
+        let candidates = products.keys.filter { id in bought.contains(id) || unlocking.contains { $0.covers(id) } }
+        return candidates.sorted().compactMap { productID in
+            let result = evaluate(productID: productID, products: products, receipt: receipt, now: now)
+            guard let transaction = try? result.get() else { return nil }
+            return (productID, transaction)
         }
     }
 

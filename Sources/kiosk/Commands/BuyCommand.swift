@@ -10,7 +10,7 @@ import FoundationNetworking
 struct BuyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "buy",
-        abstract: "Buy a product from the sandbox store and print the receipt (base64) on standard output.",
+        abstract: "Buy a product from the sandbox store and print the receipt (base64) or the signed transaction (JWS).",
         discussion: """
             The receipt lists all of the sandbox user's purchases, like an App Store app receipt. The transaction \
             ID goes to standard error.
@@ -18,6 +18,7 @@ struct BuyCommand: AsyncParsableCommand {
             Examples:
               kiosk buy com.example.kiosk.magazine.2026-11 > receipt.txt
               kiosk buy com.example.kiosk.coins --quantity 3 --user alice --server http://127.0.0.1:8080
+              kiosk buy com.example.kiosk.book.swift-server-guide --signed > transaction.jws
             """
     )
 
@@ -25,6 +26,7 @@ struct BuyCommand: AsyncParsableCommand {
     @Option(help: "The Kiosk server.") var server = "http://127.0.0.1:8080"
     @Option(help: "The sandbox user buying.") var user: String?
     @Option(help: "How many (consumables only).") var quantity: Int?
+    @Flag(help: "Print the StoreKit 2 signed transaction (JWS) instead of the receipt.") var signed = false
 
     func run() async throws {
         guard let base = URL(string: server), base.scheme != nil else {
@@ -44,6 +46,15 @@ struct BuyCommand: AsyncParsableCommand {
         }
         let purchase = try KioskJSON.decode(SandboxPurchaseResponse.self, from: data)
         FileHandle.standardError.write(Data("bought \(purchase.productID): transaction \(purchase.transactionID)\n".utf8))
-        print(purchase.receiptData)
+        if signed {
+            guard let jws = purchase.signedTransaction else {
+                let message = "kiosk buy: the server's sandbox store does not sign transactions\n"
+                FileHandle.standardError.write(Data(message.utf8))
+                throw ExitCode(1)
+            }
+            print(jws)
+        } else {
+            print(purchase.receiptData)
+        }
     }
 }

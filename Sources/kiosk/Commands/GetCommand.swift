@@ -15,7 +15,7 @@ struct GetCommand: AsyncParsableCommand {
         commandName: "get",
         abstract: "Download a purchased product and print where its content was installed.",
         discussion: """
-            Asks the server for a grant with the receipt, downloads every file of the product's current version \
+            Asks the server for a grant with the receipt (or StoreKit 2 signed transaction), downloads every file of the product's current version \
             with resumable range requests, verifies each file's SHA-256 and installs the version under \
             <cache>/Content/<product_id>/<version>/. Progress is a live bar on a terminal and plain lines \
             otherwise (on standard error); the installed path is printed on standard output.
@@ -27,6 +27,7 @@ struct GetCommand: AsyncParsableCommand {
               kiosk buy com.example.kiosk.magazine.2026-11 > receipt.txt
               kiosk get com.example.kiosk.magazine.2026-11 --receipt receipt.txt
               kiosk buy com.example.kiosk.book.swift-server-guide | kiosk get com.example.kiosk.book.swift-server-guide --receipt -
+              kiosk buy com.example.kiosk.levels.pack1 --signed | kiosk get com.example.kiosk.levels.pack1 --receipt -
 
             Exit codes:
               0    the content is installed (its path is printed)
@@ -39,7 +40,7 @@ struct GetCommand: AsyncParsableCommand {
     @Argument(help: "The product to download, e.g. com.example.kiosk.magazine.2026-11.")
     var productID: String
 
-    @Option(help: ArgumentHelp("A file holding the base64 receipt, or - to read it from standard input.",
+    @Option(help: ArgumentHelp("A file holding the base64 receipt or a signed transaction (JWS), or - for standard input.",
                                valueName: "file"))
     var receipt: String
 
@@ -53,7 +54,7 @@ struct GetCommand: AsyncParsableCommand {
         guard let serverURL = URL(string: server), serverURL.scheme != nil else {
             throw ValidationError("'\(server)' is not a URL.")
         }
-        let receiptText = try readReceipt()
+        let proof = try readProof()
         let root = cache.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? CacheLayout.defaultRoot
         let client = try await KioskClient(serverURL: serverURL, cacheRoot: root)
         let renderer = ProgressRenderer(isTerminal: isatty(STDERR_FILENO) == 1)
@@ -76,7 +77,7 @@ struct GetCommand: AsyncParsableCommand {
         let events = client.events
         let code: Int32
         do {
-            try await client.enqueue(productID: productID, receipt: receiptText, priority: .high)
+            try await client.enqueue(productID: productID, proof: proof, priority: .high)
             code = await follow(events, client: client, renderer: renderer)
         } catch {
             code = report(error, renderer: renderer)
@@ -86,7 +87,8 @@ struct GetCommand: AsyncParsableCommand {
         if code != 0 { throw ExitCode(code) }
     }
 
-    private func readReceipt() throws -> String {
+    /// The proof in the file: a compact JWS (three base64url parts) is a signed transaction, anything else a receipt.
+    private func readProof() throws -> PurchaseProof {
         let data: Data
         if receipt == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
@@ -97,13 +99,19 @@ struct GetCommand: AsyncParsableCommand {
             data = contents
         }
         var text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        // Accept the JSON that `kiosk buy --json` or the sandbox store prints, too.
+        // Accept the JSON the sandbox store answers, too.
         if text.hasPrefix("{"), let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
            let value = object["receipt-data"] as? String {
             text = value
         }
         guard !text.isEmpty else { throw ValidationError("The receipt is empty.") }
-        return text
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        let isJWS = parts.count == 3 && parts.allSatisfy { part in
+            !part.isEmpty && part.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
+            }
+        }
+        return isJWS ? .signedTransaction(text) : .receipt(text)
     }
 
     /// Follows the product's events until it is installed, fails or stops; returns the exit code.

@@ -18,10 +18,15 @@ struct ServeCommand: AsyncParsableCommand {
             KIOSK_GRANT_SECRET (≥ 32 bytes; otherwise a key is generated into --data), KIOSK_GRANT_KEY_ID and \
             KIOSK_GRANT_PREVIOUS_KEYS (id:secret,… still accepted during a key rotation).
 
+            StoreKit 2 signed transactions and App Store Server Notifications (POST /v1/notifications/appstore) are \
+            verified locally against Apple Root CA - G3, or the roots in --apple-root-ca; in sandbox mode the \
+            sandbox store's own root is trusted too.
+
             Examples:
               kiosk serve
               kiosk serve --port 0 --content ./content --data /var/lib/kiosk
               KIOSK_SHARED_SECRET=… kiosk serve --store appstore --bundle-id com.example.app
+              kiosk serve --store appstore --transaction-environments Production --max-installations 5
             """
     )
 
@@ -40,12 +45,31 @@ struct ServeCommand: AsyncParsableCommand {
     var grantLifetime = 900
     @Option(name: .customLong("reload-interval"), help: "Seconds between checks of the content folder (0: only on SIGHUP).")
     var reloadInterval = 10
+    @Option(
+        name: .customLong("apple-root-ca"),
+        help: "A PEM file of the root certificate(s) signed transactions must chain to (default: Apple Root CA - G3).")
+    var appleRootCA: String?
+    @Option(
+        name: .customLong("transaction-environments"),
+        help: "Comma-separated StoreKit environments accepted (default: Sandbox with --store sandbox, else both).")
+    var transactionEnvironments: String?
+    @Option(
+        name: .customLong("max-installations"),
+        help: "The most installations (installation_id) one purchase serves grants to.")
+    var maxInstallations = 10
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info"
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
         guard grantLifetime > 0 else { throw ValidationError("--grant-lifetime must be positive.") }
+        guard maxInstallations > 0 else { throw ValidationError("--max-installations must be positive.") }
+        if let list = transactionEnvironments {
+            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            for name in names where !["Production", "Sandbox"].contains(name) {
+                throw ValidationError("Unknown environment '\(name)' in --transaction-environments (Production, Sandbox).")
+            }
+        }
         guard reloadInterval >= 0 else { throw ValidationError("--reload-interval must be 0 or more.") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level '\(logLevel)'.") }
         for url in [verifyURL, sandboxVerifyURL] {
@@ -73,6 +97,11 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.sandboxVerifyURL = URL(string: sandboxVerifyURL)!
         configuration.grantLifetime = .seconds(grantLifetime)
         configuration.reloadInterval = .seconds(reloadInterval)
+        configuration.maxInstallations = maxInstallations
+        configuration.appleRootCAFile = appleRootCA.map { URL(fileURLWithPath: $0) }
+        configuration.transactionEnvironments = transactionEnvironments.map {
+            Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        }
         configuration.applyEnvironment()
 
         let server = try await KioskHTTPServer(configuration: configuration, logger: logger)

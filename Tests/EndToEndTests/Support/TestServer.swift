@@ -150,6 +150,27 @@ final class TestServer: Sendable {
     func grant(_ productID: String, receipt: String) async throws -> Grant {
         try await postJSON("/v1/downloads", GrantRequest(receiptData: receipt, productID: productID), as: Grant.self)
     }
+
+    /// Asks for a grant with a receipt or a signed transaction, from an installation.
+    func grant(_ productID: String, proof: PurchaseProof, installationID: String? = nil) async throws -> Grant {
+        try await postJSON(
+            "/v1/downloads", GrantRequest(proof: proof, productID: productID, installationID: installationID),
+            as: Grant.self)
+    }
+
+    /// Posts a JSON body and returns the raw answer (for refusals).
+    func post<Body: Encodable>(_ target: String, _ body: Body) async throws -> RawHTTPResponse {
+        try await send("POST", target, headers: [("Content-Type", "application/json")], body: try KioskJSON.encode(body))
+    }
+
+    /// Makes the sandbox store change a purchase and notify the server.
+    func notify(_ transactionID: String, _ kind: SandboxNotificationKind, graceDays: Int? = nil) async throws
+        -> SandboxNotificationResponse
+    {
+        try await postJSON(
+            "/sandbox/notifications", SandboxNotificationRequest(transactionID: transactionID, kind: kind, graceDays: graceDays),
+            as: SandboxNotificationResponse.self)
+    }
 }
 
 enum TestServerError: Error, CustomStringConvertible {

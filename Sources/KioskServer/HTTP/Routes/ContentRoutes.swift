@@ -9,6 +9,8 @@ import NIOCore
 struct ContentRoutes {
     let catalog: ContentCatalog
     let signer: GrantSigner
+    /// Refunded and revoked transactions, whose live tokens no longer open content.
+    let revocations: RevocationList
     let metrics: ServerMetrics
     let evaluator: RangeRequestEvaluator
     let chunkSize: Int
@@ -70,6 +72,15 @@ struct ContentRoutes {
                 headers: ["WWW-Authenticate": "Bearer"])
         }
         let claims = try signer.verify(token, now: now()).get()
+        if revocations.contains(claims.transactionID)
+            || claims.originalTransactionID.map(revocations.contains) == true
+        {
+            metrics.recordRevokedTokenRefusal()
+            throw APIError(
+                .transactionRevoked,
+                "The purchase this download token was issued for was refunded or revoked, so it no longer opens content."
+            )
+        }
         guard let path = Self.parse(rawPath: request.uri.path) else {
             throw APIError.badRequest("The content path is not valid.")
         }

@@ -3,17 +3,19 @@ import Hummingbird
 import KioskCore
 import Logging
 
-/// `POST /v1/receipts/verify` (what a receipt entitles now, for restore) and `POST /v1/downloads` (a grant for one
-/// product): both verify the receipt with the store, record its transactions in the ledger and apply the
-/// entitlement policy.
+/// `POST /v1/receipts/verify` (what a proof of purchase entitles now, for restore) and `POST /v1/downloads` (a
+/// grant for one product): both take a receipt or a StoreKit 2 signed transaction, record its transactions in the
+/// ledger and apply the entitlement policy to what the ledger knows of those purchases.
 struct PurchaseRoutes {
     let catalog: ContentCatalog
-    let verifier: ReceiptVerifier
+    let proofs: ProofVerifier
     let policy: EntitlementPolicy
     let ledger: any Ledger
     let signer: GrantSigner
     let metrics: ServerMetrics
     let grantLifetime: Duration
+    /// The most installations one purchase serves grants to.
+    let maxInstallations: Int
     let now: @Sendable () -> Date
 
     /// A receipt of 3 MiB plus the JSON around it.
@@ -26,16 +28,26 @@ struct PurchaseRoutes {
         router.post("/v1/downloads") { request, context in try await self.grant(request, logger: context.logger) }
     }
 
+    /// What the entitlement policy needs of every catalog product.
+    private func entitlementProducts() -> [String: EntitlementProduct] {
+        catalog.snapshot.products.mapValues {
+            EntitlementProduct(
+                kind: ProductKind($0.info.type), publishedAt: $0.info.publishedAt, unlocks: $0.info.unlocks)
+        }
+    }
+
     func verifyReceipt(_ request: Request, logger: Logger) async throws -> Response {
         let body = try await JSONIO.decodeBody(ReceiptVerificationRequest.self, from: request, limit: Self.receiptBodyLimit)
-        let receipt = try await verified(body.receiptData, logger: logger)
-        let snapshot = catalog.snapshot
-        let kinds = snapshot.products.mapValues { ProductKind($0.info.type) }
-        let entitlements = policy.activeEntitlements(receipt: receipt, kinds: kinds, now: now()).map {
-            Entitlement(
-                productID: $0.productID, transactionID: $0.transactionID,
-                originalTransactionID: $0.originalTransactionID, purchaseDate: $0.purchaseDate,
-                expiresDate: $0.expiresDate, quantity: $0.quantity)
+        let receipt = try await proofs.verify(body.proof, logger: logger)
+        let active = policy.activeEntitlements(receipt: receipt, products: entitlementProducts(), now: now())
+        let entitlements = active.map { entitled in
+            let transaction = entitled.transaction
+            // An issue a subscription unlocked is kept for good: it has no end.
+            return Entitlement(
+                productID: entitled.productID, transactionID: transaction.transactionID,
+                originalTransactionID: transaction.originalTransactionID, purchaseDate: transaction.purchaseDate,
+                expiresDate: entitled.productID == transaction.productID ? transaction.expiresDate : nil,
+                quantity: transaction.quantity)
         }
         return try JSONIO.response(EntitlementsResponse(environment: receipt.environment.rawValue, entitlements: entitlements))
     }
@@ -46,23 +58,29 @@ struct PurchaseRoutes {
             guard Identifiers.isValidProductID(body.productID) else {
                 throw APIError.badRequest("'\(body.productID.prefix(64))' is not a valid product ID.")
             }
+            if let installationID = body.installationID, !Self.isValidInstallationID(installationID) {
+                throw APIError.badRequest("An installation ID is 1 to 128 letters, digits, '.', '_' or '-'.")
+            }
             guard let product = catalog.snapshot.products[body.productID] else {
                 throw APIError.notFound("There is no product '\(body.productID)'.")
             }
-            let receipt = try await verified(body.receiptData, logger: logger)
+            let receipt = try await proofs.verify(body.proof, logger: logger)
             let transaction: StoreTransaction
             switch policy.evaluate(
-                productID: product.info.productID, productKind: ProductKind(product.info.type), receipt: receipt,
-                now: now())
+                productID: product.info.productID, products: entitlementProducts(), receipt: receipt, now: now())
             {
             case .success(let found): transaction = found
             case .failure(let refusal): throw APIError(refusal)
+            }
+            if let installationID = body.installationID {
+                try await admit(installationID, for: transaction, logger: logger)
             }
             let expiresAt = now().addingTimeInterval(grantLifetime.timeInterval)
             let token = signer.sign(
                 GrantClaims(
                     productID: product.info.productID, contentVersion: product.info.contentVersion,
-                    transactionID: transaction.transactionID, expiresAt: Int64(expiresAt.timeIntervalSince1970)))
+                    transactionID: transaction.transactionID, expiresAt: Int64(expiresAt.timeIntervalSince1970),
+                    originalTransactionID: transaction.originalTransactionID))
             let grant = Grant(
                 productID: product.info.productID, contentVersion: product.info.contentVersion,
                 totalLength: product.contentLength, expiresAt: expiresAt, token: token,
@@ -82,25 +100,26 @@ struct PurchaseRoutes {
         }
     }
 
-    /// Verifies with the store and records every transaction of the receipt in the ledger.
-    private func verified(_ receiptData: String, logger: Logger) async throws -> VerifiedReceipt {
-        let receipt: VerifiedReceipt
-        do {
-            receipt = try await verifier.verify(receiptData: receiptData)
-        } catch {
-            logger.notice("receipt refused", metadata: ["code": "\(error.code)"])
-            throw APIError(error)
-        }
-        let verifiedAt = now()
-        try await ledger.record(
-            receipt.transactions.map {
-                LedgerTransaction(
-                    transactionID: $0.transactionID, originalTransactionID: $0.originalTransactionID,
-                    productID: $0.productID, environment: receipt.environment.rawValue, bundleID: receipt.bundleID,
-                    purchaseDate: $0.purchaseDate, expiresDate: $0.expiresDate, cancellationDate: $0.cancellationDate,
-                    quantity: $0.quantity, verifiedAt: verifiedAt)
-            })
-        return receipt
+    /// Registers the installation for the purchase paying for the grant, or refuses it beyond the cap.
+    private func admit(_ installationID: String, for transaction: StoreTransaction, logger: Logger) async throws {
+        let admission = try await ledger.admitInstallation(
+            installationID, originalTransactionID: transaction.originalTransactionID, limit: maxInstallations,
+            at: now())
+        guard case .refused(let count) = admission else { return }
+        metrics.recordInstallationRefusal()
+        logger.notice("installation limit reached", metadata: ["installations": "\(count)"])
+        throw APIError(
+            .installationLimit,
+            "This purchase is already used on \(count) installations, the most allowed. "
+                + "Remove it from another device or contact support.")
+    }
+
+    /// 1 to 128 ASCII letters, digits, `.`, `_` or `-` (a UUID fits).
+    static func isValidInstallationID(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 128
+            && text.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+            }
     }
 
     /// `/v1/content/<product>/<version>/<path>` with each path segment percent-encoded.

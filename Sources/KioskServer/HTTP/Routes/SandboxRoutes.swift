@@ -8,6 +8,9 @@ struct SandboxRoutes {
     /// The verifier whose cached answers a refund makes stale.
     let verifier: ReceiptVerifier
     let bodyLimit: Int
+    /// Where the sandbox store's notifications are delivered: the same processing as
+    /// `POST /v1/notifications/appstore`.
+    let notifications: NotificationProcessor
 
     func register(on router: Router<KioskRequestContext>) {
         router.post("/sandbox/purchases") { request, _ in
@@ -19,6 +22,13 @@ struct SandboxRoutes {
             let answer = try await store.refund(refund)
             await verifier.invalidateCache()
             return try JSONIO.response(answer)
+        }
+        router.post("/sandbox/notifications") { request, context in
+            let body = try await JSONIO.decodeBody(SandboxNotificationRequest.self, from: request, limit: bodyLimit)
+            let signedPayload = try await store.notification(for: body)
+            await verifier.invalidateCache()
+            let result = try await notifications.process(signedPayload: signedPayload, logger: context.logger)
+            return try JSONIO.response(SandboxNotificationResponse(signedPayload: signedPayload, result: result))
         }
         // Apple's contract: always HTTP 200, the outcome in `status`. This endpoint is the sandbox environment.
         router.post("/sandbox/verifyReceipt") { request, _ in

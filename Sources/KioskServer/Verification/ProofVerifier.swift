@@ -1,0 +1,112 @@
+import Foundation
+import KioskCore
+import Logging
+
+/// Turns a proof of purchase (a receipt or a StoreKit 2 signed transaction) into what the ledger knows of its
+/// purchases now: the proof's transactions are recorded, then read back with everything the ledger learned from
+/// App Store Server Notifications (refunds, renewals, grace periods), so that both proofs go through the same
+/// entitlement policy with the same facts.
+struct ProofVerifier: Sendable {
+    let receipts: ReceiptVerifier
+    let signedData: SignedDataVerifier
+    let ledger: any Ledger
+    let revocations: RevocationList
+    let now: @Sendable () -> Date
+
+    /// Verifies `proof` and returns its purchases as the ledger knows them; throws the API error for a refused
+    /// proof.
+    func verify(_ proof: PurchaseProof, logger: Logger) async throws -> VerifiedReceipt {
+        let verified: VerifiedReceipt
+        var stale = false
+        switch proof {
+        case .receipt(let receiptData):
+            do {
+                verified = try await receipts.verify(receiptData: receiptData)
+            } catch {
+                logger.notice("receipt refused", metadata: ["code": "\(error.code)"])
+                throw APIError(error)
+            }
+        case .signedTransaction(let jws):
+            let transaction: JWSTransaction
+            do {
+                transaction = try await signedData.verifyTransaction(jws)
+            } catch {
+                logger.notice("signed transaction refused", metadata: ["reason": "\(error.reason)"])
+                throw APIError(error)
+            }
+            verified = VerifiedReceipt(
+                environment: StoreEnvironment(appleName: transaction.environment) ?? .sandbox,
+                bundleID: transaction.bundleId, transactions: [transaction.storeTransaction], status: 0)
+            // Signed before the newest notification about this purchase: it must not undo what that one said.
+            if let state = try await ledger.subscriptionState(originalTransactionID: transaction.originalTransactionId)
+            {
+                stale = transaction.signedDate < state.lastSignedDate
+            }
+        }
+        try await LedgerRecording.record(
+            verified.transactions, environment: verified.environment.rawValue, bundleID: verified.bundleID,
+            verifiedAt: now(), in: ledger, revocations: revocations, onlyIfAbsent: stale)
+        return try await standing(verified)
+    }
+
+    /// `proof`'s purchases (by original transaction) as the ledger records them, with open grace periods applied.
+    private func standing(_ proof: VerifiedReceipt) async throws -> VerifiedReceipt {
+        let originals = Array(Set(proof.transactions.map(\.originalTransactionID))).sorted()
+        var transactions = try await ledger.transactions(originalTransactionIDs: originals)
+            .filter { $0.bundleID == proof.bundleID }
+            .map(StoreTransaction.init(ledger:))
+        for original in originals {
+            guard
+                let grace = try await ledger.subscriptionState(originalTransactionID: original)?.gracePeriodExpiresDate,
+                let latest = transactions.indices
+                    .filter({
+                        transactions[$0].originalTransactionID == original && transactions[$0].cancellationDate == nil
+                    })
+                    .max(by: {
+                        (transactions[$0].expiresDate ?? .distantPast) < (transactions[$1].expiresDate ?? .distantPast)
+                    }),
+                let expires = transactions[latest].expiresDate, expires < grace
+            else { continue }
+            transactions[latest].expiresDate = grace
+        }
+        return VerifiedReceipt(
+            environment: proof.environment, bundleID: proof.bundleID,
+            transactions: transactions.sorted(by: StoreTransaction.purchaseOrder), status: proof.status)
+    }
+}
+
+/// Recording verified transactions in the ledger and keeping the in-memory revocation list in step.
+enum LedgerRecording {
+    /// Inserts or updates `transactions` (a recorded cancellation stays) and notes the cancelled ones.
+    static func record(
+        _ transactions: [StoreTransaction], environment: String, bundleID: String, verifiedAt: Date,
+        in ledger: any Ledger, revocations: RevocationList, onlyIfAbsent: Bool = false
+    ) async throws {
+        let rows = transactions.map {
+            LedgerTransaction(
+                transactionID: $0.transactionID, originalTransactionID: $0.originalTransactionID,
+                productID: $0.productID, environment: environment, bundleID: bundleID, purchaseDate: $0.purchaseDate,
+                expiresDate: $0.expiresDate, cancellationDate: $0.cancellationDate, quantity: $0.quantity,
+                verifiedAt: verifiedAt)
+        }
+        if onlyIfAbsent {
+            try await ledger.recordIfAbsent(rows)
+        } else {
+            try await ledger.record(rows)
+        }
+        for row in rows where row.cancellationDate != nil {
+            try await ledger.revoke(transactionID: row.transactionID, at: row.cancellationDate!)
+            revocations.insert(row.transactionID)
+        }
+    }
+}
+
+extension StoreTransaction {
+    /// A ledger row as the entitlement policy sees it.
+    init(ledger row: LedgerTransaction) {
+        self.init(
+            productID: row.productID, transactionID: row.transactionID,
+            originalTransactionID: row.originalTransactionID, purchaseDate: row.purchaseDate,
+            expiresDate: row.expiresDate, cancellationDate: row.cancellationDate, quantity: row.quantity)
+    }
+}
