@@ -96,15 +96,16 @@ final class FileFetcher: Sendable {
                 if first > 0, let entityTag { urlRequest.setValue(entityTag, forHTTPHeaderField: "If-Range") }
                 let task = session.dataTask(with: urlRequest)
                 let router = self.router
+                let start = SegmentStart(task)
                 let outcome = try await withTaskCancellationHandler {
                     try await withCheckedThrowingContinuation {
                         (continuation: CheckedContinuation<SegmentOutcome, any Error>) in
                         handler.begin(first: first, last: last, continuation: continuation)
-                        router.register(handler, for: task.taskIdentifier)
-                        task.resume()
+                        let started = start.start { router.register(handler, for: task.taskIdentifier) }
+                        if !started { handler.abandon(throwing: CancellationError()) }
                     }
                 } onCancel: {
-                    task.cancel()
+                    start.cancel()
                 }
                 switch outcome {
                 case .received(let tag):
@@ -125,6 +126,42 @@ final class FileFetcher: Sendable {
         } catch {
             _ = try? handler.finish()  // keep every valid byte received so far
             throw error
+        }
+    }
+}
+
+/// Starts a segment's URLSession task so that a cancellation cannot fall between the start and the wait: one that
+/// comes first means the task never starts (the wait ends at once), one that comes later cancels the running task,
+/// whose completion then ends the wait. Without this, a task cancelled before `resume()` never completes.
+final class SegmentStart: Sendable {
+    private enum State {
+        case pending
+        case started
+        case cancelled
+    }
+
+    private let task: URLSessionDataTask
+    private let state = Locked(State.pending)
+
+    init(_ task: URLSessionDataTask) { self.task = task }
+
+    /// Registers the task (`register`) and resumes it, unless the fetch was cancelled first. Returns whether the
+    /// task started.
+    func start(register: () -> Void) -> Bool {
+        state.withLock { state in
+            guard case .pending = state else { return false }
+            register()
+            task.resume()
+            state = .started
+            return true
+        }
+    }
+
+    /// Cancels the task if it started; otherwise makes sure it never does.
+    func cancel() {
+        state.withLock { state in
+            if case .started = state { task.cancel() }
+            state = .cancelled
         }
     }
 }
@@ -239,6 +276,13 @@ final class TransferHandler: @unchecked Sendable {
         errorBody = Data()
         failure = nil
         entityTag = nil
+    }
+
+    /// Ends the wait for a request that never started (its fetch was cancelled first).
+    func abandon(throwing error: any Error) {
+        let continuation = self.continuation
+        self.continuation = nil
+        continuation?.resume(throwing: error)
     }
 
     /// Starts the file over from byte 0 (after a 200 answered a ranged request). Called between two requests.
