@@ -38,7 +38,8 @@ struct ServerObservabilityTests {
                 "kiosk_content_bytes_sent_total", "kiosk_content_active_streams",
                 "kiosk_http_requests_total{method=\"GET\",route=\"/v1/content/**\",status=\"200\"}",
                 "kiosk_grants_issued_total", "kiosk_grants_refused_total{reason=\"not_entitled\"}",
-                "kiosk_store_verifications_total{environment=\"Production\",status=\"0\"}",
+                "kiosk_store_verifications_total{environment=\"Production\",status=\"21007\"}",
+                "kiosk_store_verifications_total{environment=\"Sandbox\",status=\"0\"}",
                 "kiosk_store_verification_duration_seconds", "kiosk_receipt_cache_hits",
                 "kiosk_http_request_duration_seconds",
             ] {
