@@ -26,7 +26,9 @@ struct FaultInjectionTests {
         func injected(_ kind: String) async throws -> Int {
             let text = try await server.send("GET", "/metrics").text
             let prefix = "kiosk_faults_injected_total{kind=\"\(kind)\"} "
-            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) }
+            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap {
+                Int($0.dropFirst(prefix.count))
+            }
                 ?? 0
         }
     }

@@ -70,7 +70,8 @@ struct HostileClientTests {
             try await expectResponsive(server, "during header drips")
             for drip in drips {
                 let closedAfter = try await drip.value
-                #expect(closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
+                #expect(
+                    closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
             }
             try await expectResponsive(server, "after header drips")
         }
@@ -81,7 +82,8 @@ struct HostileClientTests {
             let drips = onConnections(20, port: server.port) { connection -> Duration? in
                 let start = ContinuousClock.now
                 connection.send(
-                    "POST /v1/downloads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+                    "POST /v1/downloads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+                )
                 for _ in 0..<100 {
                     guard connection.send(" "), !connection.isClosed(within: .milliseconds(100)) else {
                         return ContinuousClock.now - start
@@ -93,7 +95,8 @@ struct HostileClientTests {
             try await expectResponsive(server, "during body drips")
             for drip in drips {
                 let closedAfter = try await drip.value
-                #expect(closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
+                #expect(
+                    closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
             }
             #expect(try await metric(server, "kiosk_connection_timeouts_total{reason=\"request_read\"}") >= 20)
         }
@@ -120,7 +123,8 @@ struct HostileClientTests {
             for result in results {
                 let (head, closedAfter) = try await result.value
                 #expect(head == "HTTP/1.1 413")
-                #expect(closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
+                #expect(
+                    closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
             }
         }
     }

@@ -30,7 +30,8 @@ struct ServerObservabilityTests {
             _ = try await server.grant(TestServer.Sample.book, receipt: purchase.receiptData)
             _ = try await server.send(
                 "POST", "/v1/downloads", headers: [("Content-Type", "application/json")],
-                body: try KioskJSON.encode(GrantRequest(receiptData: purchase.receiptData, productID: TestServer.Sample.magazine)))
+                body: try KioskJSON.encode(
+                    GrantRequest(receiptData: purchase.receiptData, productID: TestServer.Sample.magazine)))
             let file = try #require(grant.files.first)
             _ = try await server.send("GET", file.url, headers: [("Authorization", "Bearer \(grant.token)")])
             let text = try await server.send("GET", "/metrics").text

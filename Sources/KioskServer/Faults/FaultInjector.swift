@@ -63,7 +63,8 @@ public final class FaultInjector: Sendable {
             case .cut: spec.cut = .random
             case .throttle: spec.throttle = Int64.random(in: (512 << 10)...(4 << 20), using: &random)
             case .stall:
-                spec.stall = .init(duration: .milliseconds(Int64.random(in: 200...1500, using: &random)), offset: .random)
+                spec.stall = .init(
+                    duration: .milliseconds(Int64.random(in: 200...1500, using: &random)), offset: .random)
             case .status:
                 let code = [429, 500, 503].randomElement(using: &random)!
                 spec.status = .init(code: code, retryAfter: code == 500 ? nil : 1)

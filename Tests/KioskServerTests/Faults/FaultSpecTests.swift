@@ -15,10 +15,11 @@ struct FaultSpecTests {
         #expect(try parse("cut=0").cut == .bytes(0))
     }
 
-    @Test(arguments: [
-        ("1", 1), ("1b", 1), ("2k", 2048), ("2KB", 2048), ("2KiB", 2048), ("3m", 3 << 20), ("3MB", 3 << 20),
-        ("3MiB", 3 << 20), ("1g", 1 << 30), ("1GiB", 1 << 30), ("1048576", 1 << 20),
-    ] as [(String, Int64)])
+    @Test(
+        arguments: [
+            ("1", 1), ("1b", 1), ("2k", 2048), ("2KB", 2048), ("2KiB", 2048), ("3m", 3 << 20), ("3MB", 3 << 20),
+            ("3MiB", 3 << 20), ("1g", 1 << 30), ("1GiB", 1 << 30), ("1048576", 1 << 20),
+        ] as [(String, Int64)])
     func sizes(text: String, bytes: Int64) throws {
         #expect(try FaultSpec.parseSize(text, for: "cut") == bytes)
     }

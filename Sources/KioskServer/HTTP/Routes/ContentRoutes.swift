@@ -5,7 +5,8 @@ import KioskCore
 import NIOCore
 
 /// `GET`/`HEAD /v1/content/<product_id>/<content_version>/<path>`: the grant-gated file server, with exact RFC 9110
-/// range semantics from ``RangeRequestEvaluator``.
+/// range semantics from ``RangeRequestEvaluator``, and the injected faults of ``FaultInjector`` when the operator
+/// enabled them.
 struct ContentRoutes {
     let catalog: ContentCatalog
     let signer: GrantSigner
