@@ -18,6 +18,10 @@ public final class FaultInjector: Sendable {
     /// The server-wide faults.
     public let profile: FaultProfile
     private let generator: NIOLockedValueBox<SeededRandomNumberGenerator>
+    /// The downloads (grant token and file, hashed in memory only) that chaos has corrupted once already.
+    private let corruptedDownloads = NIOLockedValueBox(Set<Int>())
+    /// How many corrupted downloads are remembered before the memory starts over.
+    private static let corruptedDownloadsLimit = 100_000
 
     /// An injector for `profile`, drawing from a generator seeded with `seed` (a random seed when nil).
     public init(profile: FaultProfile, seed: UInt64? = nil) {
@@ -47,19 +51,24 @@ public final class FaultInjector: Sendable {
             switch profile {
             case .requestOnly: return nil
             case .spec(let profileSpec): spec = profileSpec
-            case .chaos(let probability): return chaos(probability: probability)
+            case .chaos(let probability): return chaos(probability: probability, download: Self.downloadKey(request))
             }
         }
         return spec.probability >= 1 || draw() < spec.probability ? spec : nil
     }
 
     /// With `probability`, one fault of a random kind with random, recoverable parameters: cuts anywhere, pauses of
-    /// at most 1.5 s, error statuses with `Retry-After: 1`, rates of at least 512 KiB/s.
-    func chaos(probability: Double) -> FaultSpec? {
+    /// at most 1.5 s, error statuses with `Retry-After: 1`, rates of at least 512 KiB/s. A `download` (grant token
+    /// and file) is corrupted at most once, so that a client that downloads a damaged file again gets it intact.
+    func chaos(probability: Double, download: Int? = nil) -> FaultSpec? {
         guard draw() < probability else { return nil }
+        var kind = generator.withLockedValue { FaultKind.allCases.randomElement(using: &$0)! }
+        if kind == .corrupt, let download, !isFirstCorruption(of: download) {
+            kind = generator.withLockedValue { FaultKind.allCases.filter { $0 != .corrupt }.randomElement(using: &$0)! }
+        }
         return generator.withLockedValue { random in
             var spec = FaultSpec()
-            switch FaultKind.allCases.randomElement(using: &random)! {
+            switch kind {
             case .cut: spec.cut = .random
             case .throttle: spec.throttle = Int64.random(in: (512 << 10)...(4 << 20), using: &random)
             case .stall:
@@ -101,6 +110,22 @@ public final class FaultInjector: Sendable {
 
     /// A random tag suffix, so that every changed ETag differs from every other.
     func nonce() -> UInt64 { generator.withLockedValue { $0.next() } }
+
+    /// Whether chaos may corrupt `download` (true once per download).
+    private func isFirstCorruption(of download: Int) -> Bool {
+        corruptedDownloads.withLockedValue { downloads in
+            if downloads.count >= Self.corruptedDownloadsLimit { downloads.removeAll() }
+            return downloads.insert(download).inserted
+        }
+    }
+
+    /// Identifies one download of one file: the grant token and the path, hashed (the token is never kept).
+    private static func downloadKey(_ request: Request) -> Int {
+        var hasher = Hasher()
+        hasher.combine(ContentRoutes.token(from: request))
+        hasher.combine(request.uri.path)
+        return hasher.finalize()
+    }
 
     /// Counts an injected fault in `kiosk_faults_injected_total` and logs it (the logger carries the request ID).
     static func record(_ kind: FaultKind, metadata: Logger.Metadata = [:], metrics: ServerMetrics, logger: Logger) {

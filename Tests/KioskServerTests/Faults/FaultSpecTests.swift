@@ -186,6 +186,14 @@ struct FaultProfileTests {
         #expect(injector.chaos(probability: 0) == nil)
     }
 
+    @Test func chaosCorruptsOneDownloadOnlyOnce() {
+        let injector = FaultInjector(profile: .chaos(probability: 1), seed: 9)
+        let sameDownload = (0..<400).compactMap { _ in injector.chaos(probability: 1, download: 42)?.corrupt }
+        #expect(sameDownload.count == 1)
+        let otherDownloads = (0..<400).compactMap { injector.chaos(probability: 1, download: 1000 + $0)?.corrupt }
+        #expect(otherDownloads.count > 10)
+    }
+
     @Test func chaosProbabilityIsRoughlyHonoured() {
         let injector = FaultInjector(profile: .chaos(probability: 0.3), seed: 1)
         let hits = (0..<10_000).filter { _ in injector.chaos(probability: 0.3) != nil }.count
