@@ -18,7 +18,7 @@ public final class FaultInjector: Sendable {
     /// The server-wide faults.
     public let profile: FaultProfile
     private let generator: NIOLockedValueBox<SeededRandomNumberGenerator>
-    /// The downloads (grant token and file, hashed in memory only) that chaos has corrupted once already.
+    /// The downloads (purchase and file, hashed) that chaos has corrupted once already.
     private let corruptedDownloads = NIOLockedValueBox(Set<Int>())
     /// How many corrupted downloads are remembered before the memory starts over.
     private static let corruptedDownloadsLimit = 100_000
@@ -41,25 +41,27 @@ public final class FaultInjector: Sendable {
         }
     }
 
-    /// The faults to inject into the answer to `request`, or nil for none.
-    /// - Throws: a `bad_request` ``APIError`` when the request's own spec does not parse.
-    func faults(for request: Request) throws(APIError) -> FaultSpec? {
+    /// The faults to inject into one content response, or nil for none: the request's own spec when it has one
+    /// (``requestedSpec(in:)``), otherwise the profile's; `download` identifies the purchase and file
+    /// (``downloadKey(transactionID:path:)``).
+    func faults(requested: FaultSpec?, download: Int) -> FaultSpec? {
         let spec: FaultSpec
-        if let requested = try requestedSpec(in: request) {
+        if let requested {
             spec = requested
         } else {
             switch profile {
             case .requestOnly: return nil
             case .spec(let profileSpec): spec = profileSpec
-            case .chaos(let probability): return chaos(probability: probability, download: Self.downloadKey(request))
+            case .chaos(let probability): return chaos(probability: probability, download: download)
             }
         }
         return spec.probability >= 1 || draw() < spec.probability ? spec : nil
     }
 
     /// With `probability`, one fault of a random kind with random, recoverable parameters: cuts anywhere, pauses of
-    /// at most 1.5 s, error statuses with `Retry-After: 1`, rates of at least 512 KiB/s. A `download` (grant token
-    /// and file) is corrupted at most once, so that a client that downloads a damaged file again gets it intact.
+    /// at most 1.5 s, error statuses with `Retry-After: 1`, rates of at least 512 KiB/s. A `download` (purchase
+    /// and file) is corrupted at most once, so that a client that downloads a damaged file again gets it intact,
+    /// even with a new grant.
     func chaos(probability: Double, download: Int? = nil) -> FaultSpec? {
         guard draw() < probability else { return nil }
         var kind = generator.withLockedValue { FaultKind.allCases.randomElement(using: &$0)! }
@@ -119,11 +121,11 @@ public final class FaultInjector: Sendable {
         }
     }
 
-    /// Identifies one download of one file: the grant token and the path, hashed (the token is never kept).
-    private static func downloadKey(_ request: Request) -> Int {
+    /// Identifies the downloads of one file for one purchase: the grant's transaction ID and the path, hashed.
+    static func downloadKey(transactionID: String, path: String) -> Int {
         var hasher = Hasher()
-        hasher.combine(ContentRoutes.token(from: request))
-        hasher.combine(request.uri.path)
+        hasher.combine(transactionID)
+        hasher.combine(path)
         return hasher.finalize()
     }
 

@@ -69,7 +69,7 @@ struct ContentRoutes {
     }
 
     func serve(_ request: Request, isHead: Bool, context: KioskRequestContext) async throws -> Response {
-        let faultSpec = try faults?.faults(for: request)
+        let requestedFaults = try faults?.requestedSpec(in: request)
         guard let token = Self.token(from: request), !token.isEmpty else {
             throw APIError(
                 .tokenMissing, "This content needs a download token: send Authorization: Bearer <token> from a grant.",
@@ -87,8 +87,11 @@ struct ContentRoutes {
             // The file changed on disk since the catalog was built: reload and answer from the new manifest.
             file = try resolve(path, in: await catalog.reload())
         }
-        let responseFaults = faultSpec.flatMap { spec in
-            faults.map { ResponseFaults(spec: spec, injector: $0, metrics: metrics, logger: context.logger) }
+        let responseFaults = faults.flatMap { injector in
+            injector.faults(
+                requested: requestedFaults,
+                download: FaultInjector.downloadKey(transactionID: claims.transactionID, path: request.uri.path)
+            ).map { ResponseFaults(spec: $0, injector: injector, metrics: metrics, logger: context.logger) }
         }
         if let status = try await responseFaults?.beforeResponse() { return status }
         return try respond(to: request, file: file, isHead: isHead, channel: context.channel, faults: responseFaults)
