@@ -56,7 +56,7 @@ public struct ServerConfiguration: Sendable {
     /// How long a client may take to send one whole request, from its head to the end of its body (a body dripped
     /// slowly, or one the server refused and would otherwise read to its end).
     public var requestReadTimeout: Duration = .seconds(30)
-    /// How long one piece of a response (up to 1 MiB) may wait for a client that does not read before the
+    /// How long one piece of a response (up to 4 MiB) may wait for a client that does not read before the
     /// connection is closed.
     public var sendTimeout: Duration = .seconds(60)
     /// The largest request head accepted: one header field, and all of them together (larger: 400 and close).

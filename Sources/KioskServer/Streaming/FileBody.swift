@@ -22,7 +22,7 @@ struct FileBody {
 
     /// The largest file region handed to `sendfile` at once, so that a client that stops reading is noticed
     /// within ``sendTimeout``.
-    static let regionSize: Int64 = 1 << 20
+    static let regionSize: Int64 = 4 << 20
 
     /// Why streaming stopped before the first byte: the file on disk is not the one the headers describe.
     struct FileChangedError: Error {}

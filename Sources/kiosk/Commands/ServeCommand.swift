@@ -51,7 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout = 60
     @Option(name: .customLong("request-timeout"), help: "Seconds a client may take to send one whole request.")
     var requestTimeout = 30
-    @Option(name: .customLong("send-timeout"), help: "Seconds a client may leave up to 1 MiB of a response unread.")
+    @Option(name: .customLong("send-timeout"), help: "Seconds a client may leave up to 4 MiB of a response unread.")
     var sendTimeout = 60
     @Option(name: .customLong("max-header-size"), help: "The largest request head in bytes.")
     var maxHeaderSize = 32 * 1024
