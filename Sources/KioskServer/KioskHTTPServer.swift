@@ -32,6 +32,7 @@ public struct KioskHTTPServer: Sendable {
     /// Prepares everything the server needs: the data directory, the database, the catalog (hashing new files),
     /// the signing keys and the store. Throws when the data directory or the keys cannot be set up.
     public init(configuration: ServerConfiguration, logger: Logger) async throws {
+        try configuration.validate()
         self.configuration = configuration
         self.logger = logger
         try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
@@ -77,6 +78,7 @@ public struct KioskHTTPServer: Sendable {
         let now: @Sendable () -> Date = { Date() }
 
         let router = Router(context: KioskRequestContext.self)
+        router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ErrorMiddleware(metrics: metrics))
         let transport: any StoreTransport
         let productionURL: URL
@@ -121,8 +123,14 @@ public struct KioskHTTPServer: Sendable {
         ContentRoutes(
             catalog: catalog, signer: signer, revocations: revocations, metrics: metrics,
             evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
-            chunkSize: configuration.streamChunkSize, now: now
+            chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout,
+            faults: configuration.faults.map { FaultInjector(profile: $0, seed: configuration.faultsSeed) }, now: now
         ).register(on: router)
+        if let faults = configuration.faults {
+            logger.warning(
+                "fault injection is on: content responses may fail on purpose",
+                metadata: ["faults": "\(faults)", "seed": "\(configuration.faultsSeed.map(String.init) ?? "random")"])
+        }
         self.responder = router.buildResponder()
     }
 
@@ -150,9 +158,20 @@ public struct KioskHTTPServer: Sendable {
         onListening: @escaping @Sendable (_ address: String, _ port: Int) async -> Void = { _, _ in }
     ) async throws {
         let host = configuration.host
+        let metrics = self.metrics
+        let readTimeout = configuration.requestReadTimeout
         let app = Application(
             responder: responder,
-            server: .http1(configuration: .init(idleTimeout: .seconds(60))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [
+                        RequestReadTimeoutHandler(
+                            timeout: readTimeout, onTimeout: { metrics.recordConnectionTimeout(reason: "request_read") })
+                    ],
+                    idleTimeout: TimeAmount(configuration.idleTimeout),
+                    httpDecoderConfiguration: .init(
+                        maxHeaderFieldSize: configuration.maxHeaderSize, maxHeaderListSize: configuration.maxHeaderSize,
+                        maxHeaderFieldCount: configuration.maxHeaderCount))),
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: nil),
             services: [
                 CatalogReloadService(

@@ -50,6 +50,24 @@ public struct ServerConfiguration: Sendable {
     public var streamChunkSize: Int = 256 * 1024
     /// The largest request body accepted on JSON endpoints other than receipts (receipts allow 3 MiB + envelope).
     public var maxJSONBodySize: Int = 64 * 1024
+    /// How long a connection may sit without a complete request part (a request head, a body chunk) while no
+    /// response is being written; a client dripping header bytes is closed after this long.
+    public var idleTimeout: Duration = .seconds(60)
+    /// How long a client may take to send one whole request, from its head to the end of its body (a body dripped
+    /// slowly, or one the server refused and would otherwise read to its end).
+    public var requestReadTimeout: Duration = .seconds(30)
+    /// How long one piece of a response (up to 4 MiB) may wait for a client that does not read before the
+    /// connection is closed.
+    public var sendTimeout: Duration = .seconds(60)
+    /// The largest request head accepted: one header field, and all of them together (larger: 400 and close).
+    public var maxHeaderSize: Int = 32 * 1024
+    /// The most header fields one request may carry.
+    public var maxHeaderCount: Int = 100
+    /// Fault injection into content responses (see README, "Fault injection"); nil, the default, disables it and
+    /// the server ignores every per-request fault spec. Refused with the App Store.
+    public var faults: FaultProfile?
+    /// The seed of the fault injector's random choices, for repeatable runs (random when nil).
+    public var faultsSeed: UInt64?
 
     /// A PEM file of the root certificate(s) signed transactions and notifications must chain to; nil trusts Apple
     /// Root CA - G3. (In sandbox mode the sandbox store's own root is trusted as well.)
@@ -68,6 +86,23 @@ public struct ServerConfiguration: Sendable {
     /// Creates the default (embedded) configuration.
     public init() {}
 
+    /// Checks the settings that only make sense together.
+    /// - Throws: ``ServerConfigurationError`` describing the first problem found.
+    public func validate() throws(ServerConfigurationError) {
+        if faults != nil, store == .appstore {
+            throw ServerConfigurationError(
+                "Fault injection cannot run with the App Store: it would break real purchases. Remove --faults, or "
+                    + "use --store sandbox.")
+        }
+        for (name, value) in [
+            ("idle timeout", idleTimeout), ("request read timeout", requestReadTimeout), ("send timeout", sendTimeout),
+        ] where value <= .zero {
+            throw ServerConfigurationError("The \(name) must be positive.")
+        }
+        guard maxHeaderSize >= 1024 else { throw ServerConfigurationError("The header size limit must be at least 1024.") }
+        guard maxHeaderCount >= 8 else { throw ServerConfigurationError("The header count limit must be at least 8.") }
+    }
+
     /// The configuration with secrets taken from the environment: `KIOSK_SHARED_SECRET`, `KIOSK_GRANT_SECRET`,
     /// `KIOSK_GRANT_KEY_ID` and `KIOSK_GRANT_PREVIOUS_KEYS`; and `KIOSK_APPLE_ROOT_CA` (a PEM file),
     /// `KIOSK_TRANSACTION_ENVIRONMENTS` (comma-separated) and `KIOSK_MAX_INSTALLATIONS` (a positive integer).
@@ -84,4 +119,12 @@ public struct ServerConfiguration: Sendable {
             maxInstallations = limit
         }
     }
+}
+
+/// A configuration the server refuses to start with.
+public struct ServerConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong and what to do.
+    public let description: String
+
+    init(_ description: String) { self.description = description }
 }

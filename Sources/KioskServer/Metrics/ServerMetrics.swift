@@ -86,6 +86,17 @@ public final class ServerMetrics: Sendable {
         }
     }
 
+    /// Counts one connection closed because its client was too slow (`request_read`: sending a request; `send`:
+    /// taking a response).
+    func recordConnectionTimeout(reason: String) {
+        Counter(label: "kiosk_connection_timeouts_total", dimensions: [("reason", reason)], factory: factory).increment()
+    }
+
+    /// Counts one injected fault.
+    func recordFault(_ kind: FaultKind) {
+        Counter(label: "kiosk_faults_injected_total", dimensions: [("kind", kind.rawValue)], factory: factory).increment()
+    }
+
     /// The Prometheus text exposition of every metric.
     public func exposition() -> String {
         var buffer = [UInt8]()

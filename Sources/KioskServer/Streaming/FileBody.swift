@@ -14,29 +14,39 @@ import Darwin
 ///
 /// On an HTTP/1 connection the file ranges go out with `sendfile(2)` through ``FileRegionSink`` (no copy through
 /// user space, no buffer per download); elsewhere they are read from disk in chunks, each written before the next
-/// is read (the writer's back-pressure). Either way a download never holds a file in memory.
+/// is read (the writer's back-pressure). Either way a download never holds a file in memory. A body with injected
+/// byte-stream faults always goes through the chunked path, each chunk through a ``FaultyBodyWriter``.
 struct FileBody {
     /// A piece of the body: literal bytes or a range of the file (the multipart planner's vocabulary).
     typealias Segment = MultipartByteRangesPlan.Segment
+
+    /// The largest file region handed to `sendfile` at once, so that a client that stops reading is noticed
+    /// within ``sendTimeout``.
+    static let regionSize: Int64 = 4 << 20
 
     /// Why streaming stopped before the first byte: the file on disk is not the one the headers describe.
     struct FileChangedError: Error {}
 
     let file: ManifestFile
     let chunkSize: Int
+    /// How long one piece (a chunk, or a file region of at most ``regionSize``) may take to go out before the
+    /// client counts as gone and the connection is closed (not applied to a body with injected faults, which may
+    /// pause on purpose).
+    let sendTimeout: Duration
     let metrics: ServerMetrics
     /// The connection, for sendfile; nil streams through the body writer.
     let channel: (any Channel)?
 
-    /// A body of `contentLength` bytes made of `segments`.
-    func body(segments: [Segment], contentLength: Int64) -> ResponseBody {
+    /// A body of `contentLength` bytes made of `segments`, written through `faults` when given.
+    func body(segments: [Segment], contentLength: Int64, faults: FaultyBodyWriter? = nil) -> ResponseBody {
         ResponseBody(contentLength: Int(contentLength)) { writer in
             metrics.activeStreams.increment()
             defer { metrics.activeStreams.decrement() }
-            if let sink = await FileRegionSink(channel: channel) {
+            var faults = faults
+            if faults == nil, let sink = await FileRegionSink(channel: channel) {
                 try await sendRegions(segments, sink: sink, writer: &writer)
             } else {
-                try await streamChunks(segments, writer: &writer)
+                try await streamChunks(segments, writer: &writer, faults: &faults)
             }
             try await writer.finish(nil)
         }
@@ -61,17 +71,26 @@ struct FileBody {
             for segment in segments {
                 switch segment {
                 case .bytes(let bytes):
-                    try await writer.write(ByteBuffer(bytes: bytes))
+                    try await withSendTimeout { try await writer.write(ByteBuffer(bytes: bytes)) }
                 case .file(let range):
-                    try await sink.send(
-                        FileRegion(fileHandle: whole.fileHandle, readerIndex: Int(range.first), endIndex: Int(range.last) + 1))
-                    metrics.countContentBytes(Int(range.length))
+                    var start = range.first
+                    while start <= range.last {
+                        let end = min(range.last + 1, start + Self.regionSize)
+                        try await withSendTimeout {
+                            try await sink.send(
+                                FileRegion(fileHandle: whole.fileHandle, readerIndex: Int(start), endIndex: Int(end)))
+                        }
+                        metrics.countContentBytes(Int(end - start))
+                        start = end
+                    }
                 }
             }
         }
     }
 
-    private func streamChunks(_ segments: [Segment], writer: inout any ResponseBodyWriter) async throws {
+    private func streamChunks(
+        _ segments: [Segment], writer: inout any ResponseBodyWriter, faults: inout FaultyBodyWriter?
+    ) async throws {
         try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(file.absolutePath)) { handle in
             let info = try await handle.info()
             try checkUnchanged(
@@ -81,17 +100,38 @@ struct FileBody {
             for segment in segments {
                 switch segment {
                 case .bytes(let bytes):
-                    try await writer.write(ByteBuffer(bytes: bytes))
+                    if faults != nil {
+                        try await faults!.write(ByteBuffer(bytes: bytes), to: &writer, isContent: false)
+                    } else {
+                        try await withSendTimeout { try await writer.write(ByteBuffer(bytes: bytes)) }
+                    }
                 case .file(let range):
                     let chunks = handle.readChunks(
                         in: range.first..<(range.last + 1), chunkLength: .bytes(Int64(chunkSize)))
                     for try await chunk in chunks {
-                        let count = chunk.readableBytes
-                        try await writer.write(chunk)
-                        metrics.countContentBytes(count)
+                        if faults != nil {
+                            try await faults!.write(chunk, to: &writer, isContent: true)
+                        } else {
+                            let count = chunk.readableBytes
+                            try await withSendTimeout { try await writer.write(chunk) }
+                            metrics.countContentBytes(count)
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// Runs one write, closing the connection if it has not completed within ``sendTimeout`` (the pending write
+    /// then fails and the stream ends).
+    private func withSendTimeout(_ write: () async throws -> Void) async throws {
+        guard let channel else { return try await write() }
+        let metrics = self.metrics
+        let timer = channel.eventLoop.scheduleTask(in: TimeAmount(sendTimeout)) {
+            metrics.recordConnectionTimeout(reason: "send")
+            channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
+        try await write()
     }
 }

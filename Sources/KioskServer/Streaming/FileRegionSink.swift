@@ -25,6 +25,15 @@ struct FileRegionSink: Sendable {
 
     /// Writes `region` as the next body bytes and returns when the kernel has taken all of it.
     func send(_ region: FileRegion) async throws {
+        try await write(.fileRegion(region))
+    }
+
+    /// Returns when the kernel has taken every body byte written before (an empty write, completed in order).
+    func flush() async throws {
+        try await write(.byteBuffer(ByteBuffer()))
+    }
+
+    private func write(_ data: IOData) async throws {
         let channel = self.channel
         let promise = channel.eventLoop.makePromise(of: Void.self)
         channel.eventLoop.execute {
@@ -38,7 +47,7 @@ struct FileRegionSink: Sendable {
                     try operations.addHandler(FileRegionWriter(), position: .after(encoder))
                     context = try operations.context(handlerType: FileRegionWriter.self)
                 }
-                context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.fileRegion(region))), promise: promise)
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(data)), promise: promise)
             } catch {
                 promise.fail(error)
             }

@@ -22,11 +22,18 @@ struct ServeCommand: AsyncParsableCommand {
             verified locally against Apple Root CA - G3, or the roots in --apple-root-ca; in sandbox mode the \
             sandbox store's own root is trusted too.
 
+            Fault injection (for testing clients; refused with --store appstore): --faults takes a profile (none or \
+            allow: only per-request faults; chaos or chaos:P; slow; flaky; busy) or a fault spec such as \
+            "cut=65536;throttle=1MiB/s". With it, each content request may also ask for faults with the Kiosk-Fault \
+            header or the fault query parameter. See the README, "Fault injection".
+
             Examples:
               kiosk serve
               kiosk serve --port 0 --content ./content --data /var/lib/kiosk
               KIOSK_SHARED_SECRET=… kiosk serve --store appstore --bundle-id com.example.app
               kiosk serve --store appstore --transaction-environments Production --max-installations 5
+              kiosk serve --faults chaos:0.3 --faults-seed 42
+              kiosk serve --faults none        # per-request faults only
             """
     )
 
@@ -57,6 +64,18 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("max-installations"),
         help: "The most installations (installation_id) one purchase serves grants to.")
     var maxInstallations = 10
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may sit without a complete request part.")
+    var idleTimeout = 60
+    @Option(name: .customLong("request-timeout"), help: "Seconds a client may take to send one whole request.")
+    var requestTimeout = 30
+    @Option(name: .customLong("send-timeout"), help: "Seconds a client may leave up to 4 MiB of a response unread.")
+    var sendTimeout = 60
+    @Option(name: .customLong("max-header-size"), help: "The largest request head in bytes.")
+    var maxHeaderSize = 32 * 1024
+    @Option(help: "Inject faults into content responses: a profile (none, allow, chaos[:P], slow, flaky, busy) or a spec.")
+    var faults: String?
+    @Option(name: .customLong("faults-seed"), help: "Seed of the fault injector's random choices, for repeatable runs.")
+    var faultsSeed: UInt64?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info"
 
@@ -71,6 +90,22 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         guard reloadInterval >= 0 else { throw ValidationError("--reload-interval must be 0 or more.") }
+        guard idleTimeout > 0, requestTimeout > 0, sendTimeout > 0 else {
+            throw ValidationError("--idle-timeout, --request-timeout and --send-timeout must be positive.")
+        }
+        if let faults {
+            guard store == .sandbox else {
+                throw ValidationError(
+                    "--faults cannot be used with --store appstore: fault injection would break real purchases.")
+            }
+            do {
+                _ = try FaultProfile(parsing: faults)
+            } catch {
+                throw ValidationError("--faults: \(error).")
+            }
+        } else if faultsSeed != nil {
+            throw ValidationError("--faults-seed needs --faults.")
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level '\(logLevel)'.") }
         for url in [verifyURL, sandboxVerifyURL] {
             guard let parsed = URL(string: url), parsed.scheme == "https" || parsed.scheme == "http", parsed.host != nil
@@ -102,6 +137,12 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.transactionEnvironments = transactionEnvironments.map {
             Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         }
+        configuration.idleTimeout = .seconds(idleTimeout)
+        configuration.requestReadTimeout = .seconds(requestTimeout)
+        configuration.sendTimeout = .seconds(sendTimeout)
+        configuration.maxHeaderSize = maxHeaderSize
+        configuration.faults = try faults.map { try FaultProfile(parsing: $0) }
+        configuration.faultsSeed = faultsSeed
         configuration.applyEnvironment()
 
         let server = try await KioskHTTPServer(configuration: configuration, logger: logger)

@@ -5,7 +5,8 @@ import KioskCore
 import NIOCore
 
 /// `GET`/`HEAD /v1/content/<product_id>/<content_version>/<path>`: the grant-gated file server, with exact RFC 9110
-/// range semantics from ``RangeRequestEvaluator``.
+/// range semantics from ``RangeRequestEvaluator``, and the injected faults of ``FaultInjector`` when the operator
+/// enabled them.
 struct ContentRoutes {
     let catalog: ContentCatalog
     let signer: GrantSigner
@@ -14,16 +15,20 @@ struct ContentRoutes {
     let metrics: ServerMetrics
     let evaluator: RangeRequestEvaluator
     let chunkSize: Int
+    /// How long one piece of a body may wait for a client that does not read.
+    let sendTimeout: Duration
+    /// Injects faults into content responses; nil unless the operator enabled fault injection.
+    let faults: FaultInjector?
     let now: @Sendable () -> Date
 
     private static let prefix = "/v1/content/"
 
     func register(on router: Router<KioskRequestContext>) {
         router.get("/v1/content/**") { request, context in
-            try await self.serve(request, isHead: false, channel: context.channel)
+            try await self.serve(request, isHead: false, context: context)
         }
         router.head("/v1/content/**") { request, context in
-            try await self.serve(request, isHead: true, channel: context.channel)
+            try await self.serve(request, isHead: true, context: context)
         }
     }
 
@@ -65,7 +70,8 @@ struct ContentRoutes {
         return request.uri.queryParameters.get("token")
     }
 
-    func serve(_ request: Request, isHead: Bool, channel: (any Channel)?) async throws -> Response {
+    func serve(_ request: Request, isHead: Bool, context: KioskRequestContext) async throws -> Response {
+        let requestedFaults = try faults?.requestedSpec(in: request)
         guard let token = Self.token(from: request), !token.isEmpty else {
             throw APIError(
                 .tokenMissing, "This content needs a download token: send Authorization: Bearer <token> from a grant.",
@@ -92,7 +98,14 @@ struct ContentRoutes {
             // The file changed on disk since the catalog was built: reload and answer from the new manifest.
             file = try resolve(path, in: await catalog.reload())
         }
-        return try respond(to: request, file: file, isHead: isHead, channel: channel)
+        let responseFaults = faults.flatMap { injector in
+            injector.faults(
+                requested: requestedFaults,
+                download: FaultInjector.downloadKey(transactionID: claims.transactionID, path: request.uri.path)
+            ).map { ResponseFaults(spec: $0, injector: injector, metrics: metrics, logger: context.logger) }
+        }
+        if let status = try await responseFaults?.beforeResponse() { return status }
+        return try respond(to: request, file: file, isHead: isHead, channel: context.channel, faults: responseFaults)
     }
 
     private func resolve(_ path: ContentPath, in snapshot: CatalogSnapshot) throws -> ManifestFile {
@@ -116,22 +129,24 @@ struct ContentRoutes {
     }
 
     private func respond(
-        to request: Request, file: ManifestFile, isHead: Bool, channel: (any Channel)?
+        to request: Request, file: ManifestFile, isHead: Bool, channel: any Channel, faults: ResponseFaults?
     ) throws -> Response {
-        let representation = RepresentationMetadata(
+        var representation = RepresentationMetadata(
             length: file.length, entityTag: file.entityTag, lastModified: file.lastModified)
+        faults?.changeValidators(of: &representation, now: now())
         var headers: HTTPFields = [
-            .eTag: file.entityTag.headerValue,
-            .lastModified: HTTPDate.format(file.lastModified),
+            .eTag: representation.entityTag.headerValue,
+            .lastModified: HTTPDate.format(representation.lastModified),
             .acceptRanges: "bytes",
             .cacheControl: "private",
         ]
         headers[HTTPField.Name("Repr-Digest")!] = file.representationDigest
         let contentType = MediaTypes.forPath(file.path)
+        let range = faults.map { $0.range(request.headers[.range], isHead: isHead) } ?? request.headers[.range]
         let decision = evaluator.evaluate(
-            method: isHead, range: request.headers[.range], ifRange: request.headers[.ifRange],
-            representation: representation)
-        let fileBody = FileBody(file: file, chunkSize: chunkSize, metrics: metrics, channel: channel)
+            method: isHead, range: range, ifRange: request.headers[.ifRange], representation: representation)
+        let fileBody = FileBody(
+            file: file, chunkSize: chunkSize, sendTimeout: sendTimeout, metrics: metrics, channel: channel)
         switch decision {
         case .full:
             headers[.contentType] = contentType
@@ -141,13 +156,17 @@ struct ContentRoutes {
             }
             let segments: [FileBody.Segment] = file.length > 0 ? [.file(ByteRange(first: 0, last: file.length - 1))] : []
             return Response(
-                status: .ok, headers: headers, body: fileBody.body(segments: segments, contentLength: file.length))
+                status: .ok, headers: headers, body: fileBody.body(
+                    segments: segments, contentLength: file.length,
+                    faults: faults?.bodyWriter(length: file.length, channel: channel)))
         case .single(let range):
             headers[.contentType] = contentType
             headers[.contentRange] = ContentRange.satisfied(range, completeLength: file.length).headerValue
             return Response(
                 status: .partialContent, headers: headers,
-                body: fileBody.body(segments: [.file(range)], contentLength: range.length))
+                body: fileBody.body(
+                    segments: [.file(range)], contentLength: range.length,
+                    faults: faults?.bodyWriter(length: range.length, channel: channel)))
         case .multiple(let ranges):
             guard
                 let plan = MultipartByteRangesPlan(
@@ -157,7 +176,9 @@ struct ContentRoutes {
             headers[.contentType] = plan.contentType
             return Response(
                 status: .partialContent, headers: headers,
-                body: fileBody.body(segments: plan.segments, contentLength: plan.contentLength))
+                body: fileBody.body(
+                    segments: plan.segments, contentLength: plan.contentLength,
+                    faults: faults?.bodyWriter(length: plan.contentLength, channel: channel)))
         case .unsatisfiable:
             throw APIError(
                 .rangeNotSatisfiable,

@@ -1,0 +1,87 @@
+import Hummingbird
+import Logging
+import NIOCore
+
+/// Writes a response body through the byte-stream faults of one response: it paces the bytes (`throttle`), pauses
+/// (`stall`), flips a byte (`corrupt`) and closes the connection part way (`cut`), logging and counting each
+/// fault as it happens.
+struct FaultyBodyWriter {
+    /// Thrown when the connection is cut on purpose, so the response ends there.
+    struct InjectedCut: Error {}
+
+    private var faults: BodyFaults
+    private let metrics: ServerMetrics
+    private let logger: Logger
+    private let channel: (any Channel)?
+    /// Body bytes written so far.
+    private var offset: Int64 = 0
+    /// Where the current throttled stretch started, and the bytes sent since.
+    private var paceStart = ContinuousClock.now
+    private var pacedBytes: Int64 = 0
+    private var isThrottleRecorded = false
+
+    /// A writer applying `faults`; `channel` is the connection to close for a cut.
+    init(faults: BodyFaults, metrics: ServerMetrics, logger: Logger, channel: (any Channel)?) {
+        self.faults = faults
+        self.metrics = metrics
+        self.logger = logger
+        self.channel = channel
+    }
+
+    /// Writes the next body bytes; `isContent` says whether they are file bytes (counted as content sent) or
+    /// multipart framing.
+    mutating func write(_ buffer: ByteBuffer, to writer: inout any ResponseBodyWriter, isContent: Bool) async throws {
+        var remaining = buffer
+        while remaining.readableBytes > 0 {
+            if let stall = faults.stall, stall.offset == offset {
+                faults.stall = nil
+                record(.stall, ["offset": "\(offset)", "duration": "\(FaultSpec.format(stall.duration))"])
+                try await Task.sleep(for: stall.duration)
+                paceStart = .now
+                pacedBytes = 0
+            }
+            if let cutAt = faults.cutAt, cutAt == offset {
+                record(.cut, ["offset": "\(offset)"])
+                await closeConnection()
+                throw InjectedCut()
+            }
+            var length = Int64(remaining.readableBytes)
+            for boundary in [faults.stall?.offset, faults.cutAt] {
+                if let boundary, boundary > offset { length = min(length, boundary - offset) }
+            }
+            if let rate = faults.bytesPerSecond {
+                if !isThrottleRecorded {
+                    isThrottleRecorded = true
+                    record(.throttle, ["bytes_per_second": "\(rate)"])
+                }
+                // Slices of a tenth of a second keep the pace smooth.
+                length = min(length, max(1, rate / 10))
+            }
+            var slice = remaining.readSlice(length: Int(length))!
+            if let corruptAt = faults.corruptAt, corruptAt >= offset, corruptAt < offset + length {
+                faults.corruptAt = nil
+                let index = slice.readerIndex + Int(corruptAt - offset)
+                slice.setInteger(~slice.getInteger(at: index, as: UInt8.self)!, at: index)
+                record(.corrupt, ["offset": "\(corruptAt)"])
+            }
+            try await writer.write(slice)
+            offset += length
+            if isContent { metrics.countContentBytes(Int(length)) }
+            if let rate = faults.bytesPerSecond {
+                pacedBytes += length
+                try await Task.sleep(until: paceStart + .seconds(Double(pacedBytes) / Double(rate)), clock: .continuous)
+            }
+        }
+    }
+
+    private func record(_ kind: FaultKind, _ metadata: Logger.Metadata) {
+        FaultInjector.record(kind, metadata: metadata, metrics: metrics, logger: logger)
+    }
+
+    /// Lets the bytes written so far reach the socket, then closes the connection: the client sees a short body.
+    private func closeConnection() async {
+        guard let channel else { return }
+        if let sink = await FileRegionSink(channel: channel) { try? await sink.flush() }
+        try? await channel.close()
+    }
+}

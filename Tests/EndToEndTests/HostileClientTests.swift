@@ -1,0 +1,224 @@
+import Foundation
+import KioskCore
+import KioskServer
+import Testing
+
+/// Clients that try to tie the server up: header and body drips (slowloris), hundreds of ranges, huge headers,
+/// requests and downloads abandoned halfway, a reader that never reads. Each runs against a server with short
+/// timeouts while a normal client checks that it still gets quick answers.
+@Suite("Server: hostile clients", .serialized)
+struct HostileClientTests {
+    private static func shortTimeouts(_ configuration: inout ServerConfiguration) {
+        configuration.idleTimeout = .seconds(1)
+        configuration.requestReadTimeout = .seconds(2)
+        configuration.sendTimeout = .seconds(2)
+        configuration.maxHeaderSize = 8 * 1024
+    }
+
+    /// A normal client gets `/healthz` quickly, three times in a row.
+    private func expectResponsive(_ server: TestServer, _ comment: Comment? = nil) async throws {
+        for _ in 0..<3 {
+            let start = ContinuousClock.now
+            let response = try await RawHTTP.send(port: server.port, method: "GET", target: "/healthz", timeout: 5)
+            #expect(response.status == 200, comment)
+            #expect(ContinuousClock.now - start < .seconds(1), comment)
+        }
+    }
+
+    /// A value from /metrics, 0 when the series is absent.
+    private func metric(_ server: TestServer, _ series: String) async throws -> Double {
+        let text = try await server.send("GET", "/metrics").text
+        return text.split(separator: "\n").first { $0.hasPrefix(series + " ") }
+            .flatMap { Double($0.dropFirst(series.count + 1)) } ?? 0
+    }
+
+    /// Polls `condition` until it holds or `timeout` passes.
+    private func eventually(_ timeout: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try await condition()
+    }
+
+    /// Runs `drip` on `count` connections at once, each on its own thread; their results.
+    private func onConnections<T: Sendable>(
+        _ count: Int, port: Int, receiveBuffer: Int? = nil, _ drip: @escaping @Sendable (RawConnection) -> T
+    ) -> [Task<T, any Error>] {
+        (0..<count).map { _ in
+            Task {
+                try await RawConnection.onThread {
+                    drip(try RawConnection(port: port, receiveBuffer: receiveBuffer))
+                }
+            }
+        }
+    }
+
+    @Test func headerDripsAreClosedByTheIdleTimeout() async throws {
+        try await TestServer.with(configure: Self.shortTimeouts) { server in
+            let drips = onConnections(40, port: server.port) { connection -> Duration? in
+                let start = ContinuousClock.now
+                connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                for line in 0..<50 {
+                    guard connection.send("X-Drip-\(line): a\r\n"), !connection.isClosed(within: .milliseconds(200))
+                    else { return ContinuousClock.now - start }
+                }
+                return nil
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            try await expectResponsive(server, "during header drips")
+            for drip in drips {
+                let closedAfter = try await drip.value
+                #expect(
+                    closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
+            }
+            try await expectResponsive(server, "after header drips")
+        }
+    }
+
+    @Test func bodyDripsAreClosedByTheRequestTimeout() async throws {
+        try await TestServer.with(configure: Self.shortTimeouts) { server in
+            let drips = onConnections(20, port: server.port) { connection -> Duration? in
+                let start = ContinuousClock.now
+                connection.send(
+                    "POST /v1/downloads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+                )
+                for _ in 0..<100 {
+                    guard connection.send(" "), !connection.isClosed(within: .milliseconds(100)) else {
+                        return ContinuousClock.now - start
+                    }
+                }
+                return nil
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            try await expectResponsive(server, "during body drips")
+            for drip in drips {
+                let closedAfter = try await drip.value
+                #expect(
+                    closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
+            }
+            #expect(try await metric(server, "kiosk_connection_timeouts_total{reason=\"request_read\"}") >= 20)
+        }
+    }
+
+    @Test func aBodyGoingOnAfterA413DoesNotHoldTheConnection() async throws {
+        try await TestServer.with(configure: Self.shortTimeouts) { server in
+            let results = onConnections(5, port: server.port) { connection -> (String, Duration?) in
+                let start = ContinuousClock.now
+                connection.send(
+                    "POST /v1/downloads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: 100000000\r\n\r\n")
+                let answer = connection.receive(for: .milliseconds(500))
+                let head = String(decoding: answer.data.prefix(12), as: UTF8.self)
+                let filler = Data(repeating: 0x20, count: 1024)
+                for _ in 0..<200 {
+                    guard connection.send(filler), !connection.isClosed(within: .milliseconds(50)) else {
+                        return (head, ContinuousClock.now - start)
+                    }
+                }
+                return (head, nil)
+            }
+            try await expectResponsive(server, "while refused bodies keep coming")
+            for result in results {
+                let (head, closedAfter) = try await result.value
+                #expect(head == "HTTP/1.1 413")
+                #expect(
+                    closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
+            }
+        }
+    }
+
+    @Test func hundredsOfRangesAreAnsweredCheaply() async throws {
+        try await TestServer.with(configure: Self.shortTimeouts) { server in
+            let purchase = try await server.buy(TestServer.Sample.book)
+            let grant = try await server.grant(TestServer.Sample.book, receipt: purchase.receiptData)
+            let file = try #require(grant.files.first)
+            let auth = ("Authorization", "Bearer \(grant.token)")
+            let hundreds = "bytes=" + (0..<500).map { "\($0 * 3)-\($0 * 3 + 1)" }.joined(separator: ",")
+            #expect(hundreds.utf8.count < 8 * 1024)
+            let start = ContinuousClock.now
+            let many = try await server.send("GET", file.url, headers: [auth, ("Range", hundreds)])
+            #expect(many.status == 200)
+            #expect(many.body.count == file.length)
+            let overlapping = "bytes=" + Array(repeating: "0-", count: 300).joined(separator: ",")
+            let whole = try await server.send("GET", file.url, headers: [auth, ("Range", overlapping)])
+            #expect(whole.status == 200)
+            #expect(ContinuousClock.now - start < .seconds(2))
+            try await expectResponsive(server)
+        }
+    }
+
+    @Test func hugeHeadersAreRefused() async throws {
+        try await TestServer.with(configure: Self.shortTimeouts) { server in
+            for headers in [
+                [("X-Huge", String(repeating: "a", count: 9 * 1024))],
+                (0..<150).map { ("X-Many-\($0)", "v") },
+                [("Range", "bytes=" + (0..<3000).map { "\($0)-\($0)" }.joined(separator: ","))],
+            ] {
+                let start = ContinuousClock.now
+                do {
+                    let response = try await RawHTTP.send(
+                        port: server.port, method: "GET", target: "/healthz", headers: headers, timeout: 5)
+                    #expect(response.status == 400)
+                } catch is RawHTTP.Failure {
+                    // The server may close before the client has read its answer (a reset): refused all the same.
+                }
+                #expect(ContinuousClock.now - start < .seconds(2))
+                try await expectResponsive(server)
+            }
+        }
+    }
+
+    @Test func abandonedRequestsAndDownloadsReleaseEverything() async throws {
+        try await TestServer.with(configure: Self.shortTimeouts) { server in
+            let purchase = try await server.buy(TestServer.Sample.magazine)
+            let grant = try await server.grant(TestServer.Sample.magazine, receipt: purchase.receiptData)
+            let file = try #require(grant.files.first { $0.path == "Contents/issue.pdf" })
+            let request = "GET \(file.url) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(grant.token)\r\n\r\n"
+            let downloads = onConnections(30, port: server.port) { connection -> Int in
+                connection.send(request)
+                return connection.receive(for: .milliseconds(20)).data.count
+            }
+            let uploads = onConnections(30, port: server.port) { connection -> Bool in
+                connection.send(
+                    "POST /v1/downloads HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
+                        + String(repeating: " ", count: 1000))
+            }
+            for task in downloads { _ = try await task.value }
+            for task in uploads { _ = try await task.value }
+            try await expectResponsive(server, "after abandoned requests")
+            let drained = try await eventually(.seconds(5)) {
+                try await metric(server, "kiosk_content_active_streams") == 0
+            }
+            #expect(drained, "content streams still open")
+        }
+    }
+
+    @Test func aReaderThatNeverReadsIsClosedByTheSendTimeout() async throws {
+        try await TestServer.with(configure: Self.shortTimeouts) { server in
+            let big = server.contentDirectory.appendingPathComponent(TestServer.Sample.magazine)
+                .appendingPathComponent("Contents/big.bin")
+            try Data(repeating: 0xA5, count: 24 << 20).write(to: big)
+            await server.reloadCatalog()
+            let purchase = try await server.buy(TestServer.Sample.magazine)
+            let grant = try await server.grant(TestServer.Sample.magazine, receipt: purchase.receiptData)
+            let file = try #require(grant.files.first { $0.path == "Contents/big.bin" })
+            let request = "GET \(file.url) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(grant.token)\r\n\r\n"
+            let stalled = onConnections(3, port: server.port, receiveBuffer: 4096) { connection -> Bool in
+                connection.send(request)
+                // Never read; keep the socket open until the server has given up on it.
+                Thread.sleep(forTimeInterval: 6)
+                return true
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            try await expectResponsive(server, "while readers stall")
+            let timedOut = try await eventually(.seconds(6)) {
+                try await metric(server, "kiosk_connection_timeouts_total{reason=\"send\"}") >= 3
+            }
+            #expect(timedOut)
+            #expect(try await eventually(.seconds(2)) { try await metric(server, "kiosk_content_active_streams") == 0 })
+            for task in stalled { _ = try await task.value }
+        }
+    }
+}
