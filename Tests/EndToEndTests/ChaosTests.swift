@@ -69,9 +69,6 @@ struct ChaosTests {
             $0.faults = .chaos(probability: Self.probability)
             $0.faultsSeed = Self.seed
         }) { server in
-            var receipts: [String: String] = [:]
-            for product in products { receipts[product.id] = try await server.buy(product.id).receiptData }
-
             var completed = 0
             var neededBytes: Int64 = 0
             var appRetries = 0
@@ -79,6 +76,12 @@ struct ChaosTests {
             while completed < Self.downloads {
                 round += 1
                 let batch = Array(products.prefix(Self.downloads - completed))
+                // A purchase per round and product (another sandbox user each round): chaos corrupts a file at most
+                // once per purchase, so new purchases keep every fault kind in play across rounds.
+                var receipts: [String: String] = [:]
+                for product in batch {
+                    receipts[product.id] = try await server.buy(product.id, user: "chaos-\(round)").receiptData
+                }
                 var configuration = KioskClient.Configuration()
                 configuration.maximumConcurrentDownloads = 4
                 configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 1, maximumAttempts: 10)
