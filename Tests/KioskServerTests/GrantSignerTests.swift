@@ -486,3 +486,52 @@ struct GrantSignerTests {
         #expect(error?.description.contains("grant-keys.json") == true)
     }
 }
+
+@Suite("Verified token cache")
+struct VerifiedTokenCacheTests {
+    typealias F = GrantTestFixtures
+
+    @Test func aVerifiedTokenIsRememberedAndGivesTheSameClaims() throws {
+        let cache = VerifiedTokenCache(signer: F.signer)
+        #expect(try cache.verify(F.token, now: F.beforeExpiry).get() == F.claims)
+        #expect(cache.count == 1)
+        #expect(try cache.verify(F.token, now: F.beforeExpiry).get() == F.claims)
+        #expect(cache.count == 1)
+    }
+
+    @Test func aRememberedTokenStillExpires() throws {
+        let cache = VerifiedTokenCache(signer: F.signer)
+        _ = try cache.verify(F.token, now: F.beforeExpiry).get()
+        let afterExpiry = Date(timeIntervalSince1970: TimeInterval(F.expiry))
+        guard case .failure(let error) = cache.verify(F.token, now: afterExpiry) else {
+            Issue.record("an expired token was accepted from memory")
+            return
+        }
+        #expect(error.code == .tokenExpired)
+    }
+
+    @Test func refusalsAreNotRemembered() {
+        let cache = VerifiedTokenCache(signer: F.signer)
+        let position = F.token.count - 2  // inside the MAC
+        let original = Array(F.token)[position]
+        let forged = F.replacing(F.token, at: position, with: original == "A" ? "B" : "A")
+        for _ in 0..<2 {
+            guard case .failure(let error) = cache.verify(forged, now: F.beforeExpiry) else {
+                Issue.record("a forged token was accepted")
+                return
+            }
+            #expect(error.code == .tokenInvalid)
+        }
+        #expect(cache.count == 0)
+    }
+
+    @Test func aFullCacheStartsOver() throws {
+        let cache = VerifiedTokenCache(signer: F.signer, capacity: 3)
+        for index in 0..<4 {
+            var claims = F.claims
+            claims.transactionID = "\(index)"
+            _ = try cache.verify(F.signer.sign(claims), now: F.beforeExpiry).get()
+        }
+        #expect(cache.count == 1)
+    }
+}

@@ -9,7 +9,8 @@ import NIOCore
 /// enabled them.
 struct ContentRoutes {
     let catalog: ContentCatalog
-    let signer: GrantSigner
+    /// Checks grant tokens (each download's token once, then from memory).
+    let tokens: VerifiedTokenCache
     /// Refunded and revoked transactions, whose live tokens no longer open content.
     let revocations: RevocationList
     let metrics: ServerMetrics
@@ -47,8 +48,8 @@ struct ContentRoutes {
         guard rawSegments.count >= 3 else { return nil }
         var segments: [String] = []
         for raw in rawSegments {
-            guard let decoded = raw.contains("%") ? String(raw).removingPercentEncoding : String(raw), !decoded.isEmpty,
-                !decoded.contains("/"), !decoded.contains("\0")
+            guard let decoded = raw.utf8.contains(UInt8(ascii: "%")) ? String(raw).removingPercentEncoding : String(raw),
+                !decoded.isEmpty, !decoded.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 })
             else { return nil }
             segments.append(decoded)
         }
@@ -77,7 +78,7 @@ struct ContentRoutes {
                 .tokenMissing, "This content needs a download token: send Authorization: Bearer <token> from a grant.",
                 headers: ["WWW-Authenticate": "Bearer"])
         }
-        let claims = try signer.verify(token, now: now()).get()
+        let claims = try tokens.verify(token, now: now()).get()
         if revocations.contains(claims.transactionID)
             || claims.originalTransactionID.map(revocations.contains) == true
         {
