@@ -18,25 +18,12 @@ final class RawConnection: Sendable {
 
     /// Connects to `127.0.0.1:port`; a `receiveBuffer` size shrinks the socket's receive buffer (a slow reader).
     init(port: Int, receiveBuffer: Int? = nil) throws {
-        #if canImport(Glibc)
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        fd = RawHTTP.makeTCPSocket()
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
         if var size = receiveBuffer.map(Int32.init) {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
+        guard RawHTTP.connectToLoopback(fd, port: port) else {
             close(fd)
             throw Failure(description: "connect() failed")
         }

@@ -47,6 +47,28 @@ enum RawHTTP {
         return try parse(raw, isHead: method == "HEAD")
     }
 
+    /// A new blocking TCP socket (negative on failure).
+    static func makeTCPSocket() -> Int32 {
+        #if canImport(Glibc)
+        socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+    }
+
+    /// Connects `fd` to `127.0.0.1:port`; whether it worked.
+    static func connectToLoopback(_ fd: Int32, port: Int) -> Bool {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        } == 0
+    }
+
     /// Runs blocking work on a new thread and awaits its result.
     private static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
@@ -56,11 +78,7 @@ enum RawHTTP {
     }
 
     private static func exchange(port: Int, request: Data, timeout: TimeInterval) throws -> Data {
-        #if canImport(Glibc)
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        let fd = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
+        let fd = makeTCPSocket()
         guard fd >= 0 else { throw Failure(description: "socket() failed") }
         defer { close(fd) }
         var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
@@ -69,16 +87,7 @@ enum RawHTTP {
         // the answer it already sent.
         var sendTimeout = timeval(tv_sec: 2, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else { throw Failure(description: "connect() failed") }
+        guard connectToLoopback(fd, port: port) else { throw Failure(description: "connect() failed") }
         request.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
