@@ -37,21 +37,7 @@ final class RawConnection: Sendable {
 
     /// Sends `data`; false when the server has closed the connection.
     @discardableResult
-    func send(_ data: Data) -> Bool {
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                #if canImport(Glibc)
-                let written = Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                #else
-                let written = Darwin.send(fd, buffer.baseAddress! + offset, buffer.count - offset, 0)
-                #endif
-                guard written > 0 else { return false }
-                offset += written
-            }
-            return true
-        }
-    }
+    func send(_ data: Data) -> Bool { RawHTTP.sendAll(fd, data) }
 
     /// Reads for up to `timeout`, stopping early when the server closes the connection: what arrived, and whether
     /// the connection is closed.

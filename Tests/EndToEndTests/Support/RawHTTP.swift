@@ -69,6 +69,23 @@ enum RawHTTP {
         } == 0
     }
 
+    /// Writes all of `data` to `fd`; false when the peer stopped taking it (closed, or the send timeout passed).
+    static func sendAll(_ fd: Int32, _ data: Data) -> Bool {
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                #if canImport(Glibc)
+                let written = Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                #else
+                let written = Darwin.send(fd, buffer.baseAddress! + offset, buffer.count - offset, 0)
+                #endif
+                guard written > 0 else { return false }
+                offset += written
+            }
+            return true
+        }
+    }
+
     /// Runs blocking work on a new thread and awaits its result.
     private static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
@@ -88,18 +105,8 @@ enum RawHTTP {
         var sendTimeout = timeval(tv_sec: 2, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendTimeout, socklen_t(MemoryLayout<timeval>.size))
         guard connectToLoopback(fd, port: port) else { throw Failure(description: "connect() failed") }
-        request.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                #if canImport(Glibc)
-                let written = Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                #else
-                let written = Darwin.send(fd, buffer.baseAddress! + offset, buffer.count - offset, 0)
-                #endif
-                guard written > 0 else { return }  // the server stopped reading; its answer may already be there
-                offset += written
-            }
-        }
+        // A short write means the server stopped reading; its answer may already be there.
+        _ = sendAll(fd, request)
         var received = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
