@@ -201,28 +201,46 @@ struct HostileClientTests {
 
     @Test func aReaderThatNeverReadsIsClosedByTheSendTimeout() async throws {
         try await TestServer.with(configure: Self.shortTimeouts) { server in
-            let big = server.contentDirectory.appendingPathComponent(TestServer.Sample.magazine)
-                .appendingPathComponent("Contents/big.bin")
-            try Data(repeating: 0xA5, count: 24 << 20).write(to: big)
-            await server.reloadCatalog()
-            let purchase = try await server.buy(TestServer.Sample.magazine)
-            let grant = try await server.grant(TestServer.Sample.magazine, receipt: purchase.receiptData)
-            let file = try #require(grant.files.first { $0.path == "Contents/big.bin" })
-            let request = "GET \(file.url) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(grant.token)\r\n\r\n"
-            let stalled = onConnections(3, port: server.port, receiveBuffer: 4096) { connection -> Bool in
-                connection.send(request)
-                // Never read; keep the socket open until the server has given up on it.
-                Thread.sleep(forTimeInterval: 6)
-                return true
-            }
-            try await Task.sleep(for: .milliseconds(500))
-            try await expectResponsive(server, "while readers stall")
-            let timedOut = try await eventually(.seconds(6)) {
-                try await metric(server, "kiosk_connection_timeouts_total{reason=\"send\"}") >= 3
-            }
-            #expect(timedOut)
-            #expect(try await eventually(.seconds(2)) { try await metric(server, "kiosk_content_active_streams") == 0 })
-            for task in stalled { _ = try await task.value }
+            try await expectReadersThatNeverReadAreClosed(server)
         }
+    }
+
+    /// A body fault (here `corrupt` far into the body) moves the response off `sendfile` onto the fault writer:
+    /// its writes run under the send timeout too, so a token holder asking for faults cannot hold connections.
+    @Test func aReaderThatNeverReadsIsClosedByTheSendTimeoutWhenItAsksForABodyFault() async throws {
+        try await TestServer.with(configure: {
+            Self.shortTimeouts(&$0)
+            $0.faults = .requestOnly
+        }) { server in
+            try await expectReadersThatNeverReadAreClosed(server, extraHeaders: "Kiosk-Fault: corrupt=20MiB\r\n")
+        }
+    }
+
+    /// Three clients ask for a 24 MiB file and never read: the server stays responsive and closes each of them
+    /// after its send timeout.
+    private func expectReadersThatNeverReadAreClosed(_ server: TestServer, extraHeaders: String = "") async throws {
+        let big = server.contentDirectory.appendingPathComponent(TestServer.Sample.magazine)
+            .appendingPathComponent("Contents/big.bin")
+        try Data(repeating: 0xA5, count: 24 << 20).write(to: big)
+        await server.reloadCatalog()
+        let purchase = try await server.buy(TestServer.Sample.magazine)
+        let grant = try await server.grant(TestServer.Sample.magazine, receipt: purchase.receiptData)
+        let file = try #require(grant.files.first { $0.path == "Contents/big.bin" })
+        let request =
+            "GET \(file.url) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(grant.token)\r\n\(extraHeaders)\r\n"
+        let stalled = onConnections(3, port: server.port, receiveBuffer: 4096) { connection -> Bool in
+            connection.send(request)
+            // Never read; keep the socket open until the server has given up on it.
+            Thread.sleep(forTimeInterval: 6)
+            return true
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        try await expectResponsive(server, "while readers stall")
+        let timedOut = try await eventually(.seconds(6)) {
+            try await metric(server, "kiosk_connection_timeouts_total{reason=\"send\"}") >= 3
+        }
+        #expect(timedOut)
+        #expect(try await eventually(.seconds(2)) { try await metric(server, "kiosk_content_active_streams") == 0 })
+        for task in stalled { _ = try await task.value }
     }
 }

@@ -3,9 +3,9 @@ import KioskCore
 import Logging
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Reads a content folder into a ``CatalogSnapshot``: parses every `Info.json`, walks `Contents/`, and hashes files
@@ -24,7 +24,8 @@ struct CatalogLoader {
             guard let rule = product.info.unlocks else { continue }
             let folder = product.info.productID
             for id in rule.productIDs where byID[id] == nil {
-                problems.append(ContentProblem(folder: folder, field: "unlocks", message: "'\(id)' is not in the catalog"))
+                problems.append(
+                    ContentProblem(folder: folder, field: "unlocks", message: "'\(id)' is not in the catalog"))
             }
             for info in byID.values.sorted(by: { $0.productID < $1.productID })
             where info.productID != folder && rule.covers(info.productID) && info.publishedAt == nil {
@@ -55,13 +56,15 @@ struct CatalogLoader {
             switch Self.fileKind(atPath: folderURL.path) {
             case .directory: break
             case .symbolicLink:
-                problems.append(ContentProblem(folder: folder, field: nil, message: "is a symbolic link and is not served"))
+                problems.append(
+                    ContentProblem(folder: folder, field: nil, message: "is a symbolic link and is not served"))
                 continue
             default: continue
             }
             let infoURL = folderURL.appendingPathComponent("Info.json")
             guard let data = fileManager.contents(atPath: infoURL.path) else {
-                problems.append(ContentProblem(folder: folder, field: nil, message: "Info.json is missing or unreadable"))
+                problems.append(
+                    ContentProblem(folder: folder, field: nil, message: "Info.json is missing or unreadable"))
                 continue
             }
             switch ProductInfo.parse(data, folder: folder) {
@@ -71,21 +74,22 @@ struct CatalogLoader {
                 var files: [ManifestFile] = []
                 var failed = false
                 for (relative, absolute) in Self.contentFiles(in: folderURL, problems: &problems, folder: folder) {
-                    guard let stat = Self.stat(atPath: absolute) else {
-                        problems.append(ContentProblem(folder: folder, field: nil, message: "\(relative) vanished while loading"))
+                    guard let identity = FileIdentity(atPath: absolute) else {
+                        problems.append(
+                            ContentProblem(folder: folder, field: nil, message: "\(relative) vanished while loading"))
                         failed = true
                         break
                     }
-                    let key = HashCache.Key(path: absolute, size: stat.size, modifiedNanoseconds: stat.modifiedNanoseconds)
+                    let key = HashCache.Key(path: absolute, identity: identity)
                     do {
                         let digest = try cache.sha256(for: key)
                         liveKeys.insert(key)
                         files.append(
                             ManifestFile(
-                                path: relative, absolutePath: absolute, length: stat.size, sha256: digest,
-                                modifiedNanoseconds: stat.modifiedNanoseconds))
+                                path: relative, absolutePath: absolute, sha256: digest, identity: identity))
                     } catch {
-                        problems.append(ContentProblem(folder: folder, field: nil, message: "\(relative) cannot be read"))
+                        problems.append(
+                            ContentProblem(folder: folder, field: nil, message: "\(relative) cannot be read"))
                         failed = true
                         break
                     }
@@ -107,7 +111,8 @@ struct CatalogLoader {
         switch fileKind(atPath: contents.path) {
         case .directory: break
         case .symbolicLink:
-            problems.append(ContentProblem(folder: folder, field: nil, message: "Contents is a symbolic link and is not served"))
+            problems.append(
+                ContentProblem(folder: folder, field: nil, message: "Contents is a symbolic link and is not served"))
             return []
         default: return []
         }
@@ -133,7 +138,8 @@ struct CatalogLoader {
                 case .symbolicLink:
                     problems.append(
                         ContentProblem(
-                            folder: folder, field: nil, message: "\(childRelative) is a symbolic link and is not served"))
+                            folder: folder, field: nil, message: "\(childRelative) is a symbolic link and is not served"
+                        ))
                 case .other, .none:
                     continue
                 }
@@ -143,11 +149,6 @@ struct CatalogLoader {
     }
 
     enum FileKind { case regular, directory, symbolicLink, other }
-
-    struct FileStat {
-        var size: Int64
-        var modifiedNanoseconds: Int64
-    }
 
     static func fileKind(atPath path: String) -> FileKind? {
         var info = CStat()
@@ -159,23 +160,4 @@ struct CatalogLoader {
         default: return .other
         }
     }
-
-    /// Size and modification time of a file (following no links).
-    static func stat(atPath path: String) -> FileStat? {
-        var info = CStat()
-        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return FileStat(size: Int64(info.st_size), modifiedNanoseconds: modificationNanoseconds(info))
-    }
-
-    /// The modification time of a `stat` result in nanoseconds since 1970.
-    static func modificationNanoseconds(_ info: CStat) -> Int64 {
-        #if canImport(Darwin)
-        Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
-        #else
-        Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        #endif
-    }
 }
-
-/// The C `struct stat`, named so that it does not clash with ``CatalogLoader/stat(atPath:)``.
-typealias CStat = stat

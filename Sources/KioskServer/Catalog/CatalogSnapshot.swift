@@ -7,12 +7,15 @@ public struct ManifestFile: Sendable, Hashable {
     public var path: String
     /// The file on disk.
     public var absolutePath: String
-    /// Its size in bytes.
-    public var length: Int64
     /// Its lowercase hex SHA-256.
     public var sha256: String
+    /// The file as it was hashed: a file whose identity has changed since must be hashed again before it is served.
+    public var identity: FileIdentity
+
+    /// Its size in bytes.
+    public var length: Int64 { identity.size }
     /// Its modification time, as the file system reports it (nanoseconds since 1970).
-    public var modifiedNanoseconds: Int64
+    public var modifiedNanoseconds: Int64 { identity.modifiedNanoseconds }
 
     /// The strong entity tag: the SHA-256 in quotes, so a changed file always gets a new tag.
     public var entityTag: EntityTag { EntityTag(opaqueTag: sha256)! }  // hex digits are always a valid opaque tag

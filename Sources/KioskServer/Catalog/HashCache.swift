@@ -1,19 +1,20 @@
 import Crypto
 import Foundation
 
-/// The SHA-256 of every content file, remembered in the data directory by path, size and modification time, so that
-/// a restart or a reload hashes only the files that changed.
+/// The SHA-256 of every content file, remembered in the data directory by path and ``FileIdentity`` (size,
+/// modification time, device, inode and status-change time), so that a restart or a reload hashes only the files
+/// that changed, including files replaced with the same size and modification time.
 struct HashCache: Sendable {
-    struct Key: Hashable, Codable, Sendable {
+    struct Key: Hashable, Sendable {
         var path: String
-        var size: Int64
-        var modifiedNanoseconds: Int64
+        var identity: FileIdentity
     }
 
+    /// One line of the cache file. A file written by a release that kept only size and modification time does not
+    /// decode: the cache starts empty and every file is hashed once.
     private struct Entry: Codable {
         var path: String
-        var size: Int64
-        var modifiedNanoseconds: Int64
+        var identity: FileIdentity
         var sha256: String
     }
 
@@ -31,7 +32,7 @@ struct HashCache: Sendable {
             return
         }
         entries = Dictionary(
-            list.map { (Key(path: $0.path, size: $0.size, modifiedNanoseconds: $0.modifiedNanoseconds), $0.sha256) },
+            list.map { (Key(path: $0.path, identity: $0.identity), $0.sha256) },
             uniquingKeysWith: { _, last in last })
     }
 
@@ -53,9 +54,8 @@ struct HashCache: Sendable {
 
     /// Writes the cache atomically.
     mutating func save(to url: URL) throws {
-        let list = entries.map {
-            Entry(path: $0.key.path, size: $0.key.size, modifiedNanoseconds: $0.key.modifiedNanoseconds, sha256: $0.value)
-        }.sorted { $0.path < $1.path }
+        let list = entries.map { Entry(path: $0.key.path, identity: $0.key.identity, sha256: $0.value) }
+            .sorted { $0.path < $1.path }
         try JSONEncoder().encode(list).write(to: url, options: .atomic)
         isDirty = false
     }

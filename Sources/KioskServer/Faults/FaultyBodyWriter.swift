@@ -29,8 +29,11 @@ struct FaultyBodyWriter {
     }
 
     /// Writes the next body bytes; `isContent` says whether they are file bytes (counted as content sent) or
-    /// multipart framing.
-    mutating func write(_ buffer: ByteBuffer, to writer: inout any ResponseBodyWriter, isContent: Bool) async throws {
+    /// multipart framing. Each write runs under `timer`; the pauses of `stall` and `throttle` wait outside it (a
+    /// stall is bounded by ``FaultSpec/maximumDelay``).
+    mutating func write(
+        _ buffer: ByteBuffer, to writer: inout any ResponseBodyWriter, isContent: Bool, timer: SendTimeout
+    ) async throws {
         var remaining = buffer
         while remaining.readableBytes > 0 {
             if let stall = faults.stall, stall.offset == offset {
@@ -64,7 +67,7 @@ struct FaultyBodyWriter {
                 slice.setInteger(~slice.getInteger(at: index, as: UInt8.self)!, at: index)
                 record(.corrupt, ["offset": "\(corruptAt)"])
             }
-            try await writer.write(slice)
+            try await timer.run { try await writer.write(slice) }
             offset += length
             if isContent { metrics.countContentBytes(Int(length)) }
             if let rate = faults.bytesPerSecond {

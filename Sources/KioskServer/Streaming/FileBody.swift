@@ -4,12 +4,6 @@ import NIOCore
 import NIOPosix
 import _NIOFileSystem
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Streams parts of a file as a response body.
 ///
 /// On an HTTP/1 connection the file ranges go out with `sendfile(2)` through ``FileRegionSink`` (no copy through
@@ -30,8 +24,7 @@ struct FileBody {
     let file: ManifestFile
     let chunkSize: Int
     /// How long one piece (a chunk, or a file region of at most ``regionSize``) may take to go out before the
-    /// client counts as gone and the connection is closed (not applied to a body with injected faults, which may
-    /// pause on purpose).
+    /// client counts as gone and the connection is closed (see ``SendTimeout``).
     let sendTimeout: Duration
     let metrics: ServerMetrics
     /// The connection, for sendfile; nil streams through the body writer.
@@ -54,8 +47,8 @@ struct FileBody {
 
     /// The headers were built from the manifest: refuse to send a file that has since changed under the same name
     /// (the client's If-Range then gets the new version from the next request).
-    private func checkUnchanged(size: Int64, modifiedNanoseconds: Int64) throws {
-        guard size == file.length, modifiedNanoseconds == file.modifiedNanoseconds else { throw FileChangedError() }
+    private func checkUnchanged(_ identity: FileIdentity?) throws {
+        guard identity == file.identity else { throw FileChangedError() }
     }
 
     private func sendRegions(
@@ -63,20 +56,16 @@ struct FileBody {
     ) async throws {
         try await NonBlockingFileIO(threadPool: .singleton).withFileRegion(_deprecatedPath: file.absolutePath) {
             whole in
-            var status = CStat()
-            let result = try whole.fileHandle.withUnsafeFileDescriptor { fstat($0, &status) }
-            guard result == 0 else { throw FileChangedError() }
-            try checkUnchanged(
-                size: Int64(status.st_size), modifiedNanoseconds: CatalogLoader.modificationNanoseconds(status))
+            try checkUnchanged(whole.fileHandle.withUnsafeFileDescriptor { FileIdentity(descriptor: $0) })
             for segment in segments {
                 switch segment {
                 case .bytes(let bytes):
-                    try await withSendTimeout { try await writer.write(ByteBuffer(bytes: bytes)) }
+                    try await timer.run { try await writer.write(ByteBuffer(bytes: bytes)) }
                 case .file(let range):
                     var start = range.first
                     while start <= range.last {
                         let end = min(range.last + 1, start + Self.regionSize)
-                        try await withSendTimeout {
+                        try await timer.run {
                             try await sink.send(
                                 FileRegion(fileHandle: whole.fileHandle, readerIndex: Int(start), endIndex: Int(end)))
                         }
@@ -92,28 +81,24 @@ struct FileBody {
         _ segments: [Segment], writer: inout any ResponseBodyWriter, faults: inout FaultyBodyWriter?
     ) async throws {
         try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(file.absolutePath)) { handle in
-            let info = try await handle.info()
-            try checkUnchanged(
-                size: info.size,
-                modifiedNanoseconds: Int64(info.lastDataModificationTime.seconds) * 1_000_000_000
-                    + Int64(info.lastDataModificationTime.nanoseconds))
+            try checkUnchanged(try await handle.info().platformSpecificStatus.map(FileIdentity.init))
             for segment in segments {
                 switch segment {
                 case .bytes(let bytes):
                     if faults != nil {
-                        try await faults!.write(ByteBuffer(bytes: bytes), to: &writer, isContent: false)
+                        try await faults!.write(ByteBuffer(bytes: bytes), to: &writer, isContent: false, timer: timer)
                     } else {
-                        try await withSendTimeout { try await writer.write(ByteBuffer(bytes: bytes)) }
+                        try await timer.run { try await writer.write(ByteBuffer(bytes: bytes)) }
                     }
                 case .file(let range):
                     let chunks = handle.readChunks(
                         in: range.first..<(range.last + 1), chunkLength: .bytes(Int64(chunkSize)))
                     for try await chunk in chunks {
                         if faults != nil {
-                            try await faults!.write(chunk, to: &writer, isContent: true)
+                            try await faults!.write(chunk, to: &writer, isContent: true, timer: timer)
                         } else {
                             let count = chunk.readableBytes
-                            try await withSendTimeout { try await writer.write(chunk) }
+                            try await timer.run { try await writer.write(chunk) }
                             metrics.countContentBytes(count)
                         }
                     }
@@ -122,16 +107,6 @@ struct FileBody {
         }
     }
 
-    /// Runs one write, closing the connection if it has not completed within ``sendTimeout`` (the pending write
-    /// then fails and the stream ends).
-    private func withSendTimeout(_ write: () async throws -> Void) async throws {
-        guard let channel else { return try await write() }
-        let metrics = self.metrics
-        let timer = channel.eventLoop.scheduleTask(in: TimeAmount(sendTimeout)) {
-            metrics.recordConnectionTimeout(reason: "send")
-            channel.close(promise: nil)
-        }
-        defer { timer.cancel() }
-        try await write()
-    }
+    /// The bound on each write.
+    private var timer: SendTimeout { SendTimeout(channel: channel, timeout: sendTimeout, metrics: metrics) }
 }

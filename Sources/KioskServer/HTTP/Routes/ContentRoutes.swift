@@ -95,7 +95,7 @@ struct ContentRoutes {
             throw scopeError
         }
         var file = try resolve(path, in: catalog.snapshot)
-        if !Self.isUnchanged(file) {
+        if FileIdentity(atPath: file.absolutePath) != file.identity {
             // The file changed on disk since the catalog was built: reload and answer from the new manifest.
             file = try resolve(path, in: await catalog.reload())
         }
@@ -122,11 +122,6 @@ struct ContentRoutes {
             throw APIError.notFound("'\(path.productID)' has no file '\(path.filePath)'.")
         }
         return file
-    }
-
-    private static func isUnchanged(_ file: ManifestFile) -> Bool {
-        guard let stat = CatalogLoader.stat(atPath: file.absolutePath) else { return false }
-        return stat.size == file.length && stat.modifiedNanoseconds == file.modifiedNanoseconds
     }
 
     private func respond(
