@@ -34,7 +34,9 @@ struct ServerObservabilityTests {
                     GrantRequest(receiptData: purchase.receiptData, productID: TestServer.Sample.magazine)))
             let file = try #require(grant.files.first)
             _ = try await server.send("GET", file.url, headers: [("Authorization", "Bearer \(grant.token)")])
+            _ = try await server.send("GET", "/nowhere")
             let text = try await server.send("GET", "/metrics").text
+            #expect(!text.contains("NotFound"), "unknown paths are labelled as the README says")
             for series in [
                 "kiosk_content_bytes_sent_total", "kiosk_content_active_streams",
                 "kiosk_http_requests_total{method=\"GET\",route=\"/v1/content/**\",status=\"200\"}",
@@ -43,6 +45,7 @@ struct ServerObservabilityTests {
                 "kiosk_store_verifications_total{environment=\"Sandbox\",status=\"0\"}",
                 "kiosk_store_verification_duration_seconds", "kiosk_receipt_cache_hits",
                 "kiosk_http_request_duration_seconds",
+                "kiosk_http_requests_total{method=\"GET\",route=\"unmatched\",status=\"404\"}",
             ] {
                 #expect(text.contains(series), "\(series)")
             }

@@ -25,9 +25,16 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             response = JSONIO.errorResponse(APIError(.internalError, "The server met an unexpected error."))
         }
         metrics.recordRequest(
-            method: request.method.rawValue, route: context.endpointPath ?? "unmatched", status: response.status.code,
+            method: request.method.rawValue, route: Self.routeLabel(context.endpointPath), status: response.status.code,
             duration: ContinuousClock.now - started)
         return response
+    }
+
+    /// The `route` label of the request metrics: the matched route's pattern, or `unmatched` when no route matched
+    /// (Hummingbird then names the endpoint `NotFound`; every Kiosk route starts with `/`).
+    static func routeLabel(_ endpointPath: String?) -> String {
+        guard let endpointPath, endpointPath.hasPrefix("/") else { return "unmatched" }
+        return endpointPath
     }
 
     private static func translate(_ status: HTTPResponse.Status, request: Request) -> APIError {
