@@ -23,11 +23,33 @@ enum CatalogTestFixtures {
 
     /// Writes a hash cache file holding one entry per file, each with `digest`.
     static func writeCache(to url: URL, files: [ManifestFile], digest: String) throws {
-        let entries = files.map {
-            ["path": $0.absolutePath, "size": $0.length, "modifiedNanoseconds": $0.modifiedNanoseconds, "sha256": digest]
-                as [String: Any]
+        let entries = try files.map {
+            [
+                "path": $0.absolutePath, "sha256": digest,
+                "identity": try JSONSerialization.jsonObject(with: JSONEncoder().encode($0.identity)),
+            ] as [String: Any]
         }
         try JSONSerialization.data(withJSONObject: entries).write(to: url)
+    }
+
+    /// A file's modification time, to the nanosecond.
+    static func modificationTime(_ url: URL) throws -> timespec {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { throw CocoaError(.fileReadNoSuchFile) }
+        return info.st_mtim
+    }
+
+    /// A file's status-change time, to the nanosecond.
+    static func statusChangeTime(_ url: URL) throws -> timespec {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else { throw CocoaError(.fileReadNoSuchFile) }
+        return info.st_ctim
+    }
+
+    /// Sets a file's modification time to the nanosecond (as `cp -p` and `rsync -t` do).
+    static func setModificationTime(_ time: timespec, of url: URL) throws {
+        let times = [time, time]
+        guard utimensat(AT_FDCWD, url.path, times, 0) == 0 else { throw CocoaError(.fileWriteUnknown) }
     }
 
     /// Deterministic pseudo-random bytes.
@@ -93,11 +115,15 @@ struct CatalogLoaderTests {
         try content.writeProduct(
             id: "com.a",
             files: [
-                "Contents/z.pdf": Data(count: 3), "Contents/a/b/file": Data(count: 5), "Contents/a/c.txt": Data(count: 7),
+                "Contents/z.pdf": Data(count: 3), "Contents/a/b/file": Data(count: 5),
+                "Contents/a/c.txt": Data(count: 7),
                 "Contents/a/b/c/d/e/deep.bin": Data(count: 11),
             ])
         let product = try #require(F.load(content).products["com.a"])
-        #expect(product.files.map(\.path) == ["Contents/a/b/c/d/e/deep.bin", "Contents/a/b/file", "Contents/a/c.txt", "Contents/z.pdf"])
+        #expect(
+            product.files.map(\.path) == [
+                "Contents/a/b/c/d/e/deep.bin", "Contents/a/b/file", "Contents/a/c.txt", "Contents/z.pdf",
+            ])
         #expect(product.files.map(\.length) == [11, 5, 7, 3])
         #expect(product.contentLength == 26)
         #expect(product.product.fileCount == 4)
@@ -164,7 +190,10 @@ struct CatalogLoaderTests {
         #expect(snapshot.problems.contains { $0.folder == "com.b" })
     }
 
-    @Test(arguments: ["café.pdf", "what?.pdf", "a#b", "a:b", "tab\there", "quote\"d", "semi;colon", "star*", "back\\slash", "per%cent"])
+    @Test(arguments: [
+        "café.pdf", "what?.pdf", "a#b", "a:b", "tab\there", "quote\"d", "semi;colon", "star*", "back\\slash",
+        "per%cent",
+    ])
     func filesWithUnsafeNamesAreReportedAndNotServed(name: String) throws {
         let content = try ServerTestDirectory("catalog")
         try content.writeProduct(
@@ -252,7 +281,8 @@ struct CatalogLoaderTests {
     @Test func secondLoadWithTheCacheHashesNothing() throws {
         let content = try ServerTestDirectory("catalog")
         let data = try ServerTestDirectory("data")
-        try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("a".utf8), "Contents/b/c.pdf": Data("c".utf8)])
+        try content.writeProduct(
+            id: "com.a", files: ["Contents/a.pdf": Data("a".utf8), "Contents/b/c.pdf": Data("c".utf8)])
         try content.writeProduct(id: "com.b", files: ["Contents/x": Data("x".utf8)])
 
         var cache = HashCache()
@@ -327,10 +357,59 @@ struct CatalogLoaderTests {
         #expect(cache.isDirty)
     }
 
+    /// `rsync -t` and tar: new bytes of the same size in a new file renamed over the old one, with the old
+    /// modification time. Only the file's identity (its inode) tells the change, across a restart too.
+    @Test func aFileReplacedWithTheSameSizeAndModificationTimeIsRehashed() throws {
+        let content = try ServerTestDirectory("catalog")
+        let data = try ServerTestDirectory("data")
+        try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
+        let original = try F.modificationTime(content.url("com.a/Contents/a.pdf"))
+        let cacheURL = data.url("hash-cache.json")
+        var cache = HashCache()
+        let before = try #require(F.load(content, cache: &cache).products["com.a"]?.files.first)
+        try cache.save(to: cacheURL)
+
+        try content.write("com.a/Contents/a.pdf.tmp", "xyz")
+        try F.setModificationTime(original, of: content.url("com.a/Contents/a.pdf.tmp"))
+        #expect(rename(content.url("com.a/Contents/a.pdf.tmp").path, content.url("com.a/Contents/a.pdf").path) == 0)
+
+        var restarted = HashCache(contentsOf: cacheURL)
+        let after = try #require(F.load(content, cache: &restarted).products["com.a"]?.files.first)
+        #expect(after.modifiedNanoseconds == before.modifiedNanoseconds, "the test kept the modification time")
+        #expect(after.sha256 == F.sha256(Data("xyz".utf8)))
+    }
+
+    /// `cp -p`: new bytes of the same size written into the same file, the modification time put back. Only the
+    /// status-change time (which no one can set back) tells the change.
+    @Test func aFileRewrittenInPlaceWithItsModificationTimePutBackIsRehashed() throws {
+        let content = try ServerTestDirectory("catalog")
+        try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
+        let path = content.url("com.a/Contents/a.pdf")
+        let original = try F.modificationTime(path)
+        let changed = try F.statusChangeTime(path)
+        var cache = HashCache()
+        let before = try #require(F.load(content, cache: &cache).products["com.a"]?.files.first)
+
+        let handle = try FileHandle(forWritingTo: path)
+        try handle.write(contentsOf: Data("xyz".utf8))
+        try handle.close()
+        // The kernel stamps the status-change time at its clock tick: touch until the tick has moved on (bounded).
+        for _ in 0..<1_000 {
+            try F.setModificationTime(original, of: path)
+            let now = try F.statusChangeTime(path)
+            if now.tv_sec != changed.tv_sec || now.tv_nsec != changed.tv_nsec { break }
+            usleep(1_000)
+        }
+        let after = try #require(F.load(content, cache: &cache).products["com.a"]?.files.first)
+        #expect(after.modifiedNanoseconds == before.modifiedNanoseconds, "the test kept the modification time")
+        #expect(after.sha256 == F.sha256(Data("xyz".utf8)))
+    }
+
     @Test func deletedFilesLeaveTheCache() throws {
         let content = try ServerTestDirectory("catalog")
         let data = try ServerTestDirectory("data")
-        try content.writeProduct(id: "com.a", files: ["Contents/keep.pdf": Data("k".utf8), "Contents/drop.pdf": Data("d".utf8)])
+        try content.writeProduct(
+            id: "com.a", files: ["Contents/keep.pdf": Data("k".utf8), "Contents/drop.pdf": Data("d".utf8)])
         var cache = HashCache()
         _ = F.load(content, cache: &cache)
         let cacheURL = data.url("hash-cache.json")
@@ -364,11 +443,13 @@ struct CatalogLoaderTests {
     static func orderingFolder() throws -> ServerTestDirectory {
         let content = try ServerTestDirectory("catalog")
         try content.writeProduct(id: "com.old", publishedAt: "2026-10-01T00:00:00Z")
-        try content.writeProduct(id: "com.b", publishedAt: "2026-11-01T00:00:00Z", files: ["Contents/x": Data(count: 10)])
+        try content.writeProduct(
+            id: "com.b", publishedAt: "2026-11-01T00:00:00Z", files: ["Contents/x": Data(count: 10)])
         try content.writeProduct(id: "com.a", type: "consumable", publishedAt: "2026-11-01T00:00:00Z")
         try content.writeProduct(id: "com.none2")
         try content.writeProduct(id: "com.none1")
-        try content.writeProduct(id: "com.new", type: "auto_renewable", publishedAt: "2026-12-01T00:00:00Z", subscriptionPeriod: "P1M")
+        try content.writeProduct(
+            id: "com.new", type: "auto_renewable", publishedAt: "2026-12-01T00:00:00Z", subscriptionPeriod: "P1M")
         return content
     }
 
@@ -410,6 +491,29 @@ struct CatalogLoaderTests {
     }
 
     // MARK: The live catalog
+
+    /// Many requests noticing the same changed file must not start a full load each: callers that arrive while a
+    /// load runs share the one load queued behind it, and every caller gets a snapshot read after its call began.
+    @Test func concurrentReloadsShareTheLoadsInFlight() async throws {
+        let content = try ServerTestDirectory("catalog")
+        let data = try ServerTestDirectory("data")
+        try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
+        let log = ServerTestLogRecorder()
+        let catalog = await ContentCatalog(contentDirectory: content.url, dataDirectory: data.url, logger: log.logger)
+        let generation = catalog.generation
+
+        try content.write("com.a/Contents/a.pdf", "abcd")
+        let digests = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<16 {
+                group.addTask { await catalog.reload().products["com.a"]?.files.first?.sha256 }
+            }
+            return await group.reduce(into: [String?]()) { $0.append($1) }
+        }
+        #expect(digests == Array(repeating: F.sha256(Data("abcd".utf8)), count: 16), "each saw the change")
+        #expect(log.count(of: "catalog loaded") <= 3, "the start, then at most one load running and one queued")
+        #expect(catalog.generation > generation)
+        #expect(catalog.snapshot.products["com.a"]?.files.first?.sha256 == F.sha256(Data("abcd".utf8)))
+    }
 
     @Test func reloadIfChangedSwapsOnlyWhenSomethingChanged() async throws {
         let content = try ServerTestDirectory("catalog")
@@ -456,15 +560,18 @@ struct CatalogLoaderTests {
         let content = try ServerTestDirectory("catalog")
         let data = try ServerTestDirectory("data")
         try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
-        let first = await ContentCatalog(contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
+        let first = await ContentCatalog(
+            contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
         let files = try #require(first.snapshot.products["com.a"]?.files)
         try F.writeCache(to: data.url("hash-cache.json"), files: files, digest: F.poisonedDigest)
 
-        let second = await ContentCatalog(contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
+        let second = await ContentCatalog(
+            contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
         #expect(second.snapshot.products["com.a"]?.files.first?.sha256 == F.poisonedDigest)
 
         // Without a data directory nothing is cached: the file is hashed.
-        let third = await ContentCatalog(contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+        let third = await ContentCatalog(
+            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
         #expect(third.snapshot.products["com.a"]?.files.first?.sha256 == F.abcDigest)
     }
 }

@@ -5,10 +5,14 @@ import NIOPosix
 
 /// The live catalog: the current ``CatalogSnapshot``, readable from any request without waiting, and reloads that
 /// build a new snapshot off the request path and swap it in.
+///
+/// One load runs at a time. Callers that ask while one runs share a single load queued behind it (it reads the
+/// folder after they asked), so a burst of requests for a changed file costs at most two loads. Each finished load
+/// has a generation number, and a snapshot is swapped in only over an older one.
 public final class ContentCatalog: Sendable {
     private let logger: Logger
-    private let current: NIOLockedValueBox<CatalogSnapshot>
-    /// Serializes reloads and owns the hash cache.
+    private let current: NIOLockedValueBox<(snapshot: CatalogSnapshot, generation: UInt64)>
+    /// Coalesces reloads and owns the hash cache.
     private let reloader: Reloader
 
     /// Loads `contentDirectory` (hashing new files, reusing the hash cache kept in `dataDirectory`).
@@ -18,49 +22,76 @@ public final class ContentCatalog: Sendable {
         self.reloader = Reloader(
             loader: CatalogLoader(contentDirectory: contentDirectory, hashCacheURL: cacheURL),
             cache: cacheURL.map(HashCache.init(contentsOf:)) ?? HashCache(), logger: logger)
-        self.current = NIOLockedValueBox(CatalogSnapshot(products: [], problems: []))
+        self.current = NIOLockedValueBox((CatalogSnapshot(products: [], problems: []), 0))
         await reload()
     }
 
     /// The snapshot in force now.
-    public var snapshot: CatalogSnapshot { current.withLockedValue { $0 } }
+    public var snapshot: CatalogSnapshot { current.withLockedValue { $0.snapshot } }
 
-    /// Reads the content folder again and swaps in the result, logging what was loaded and every problem.
+    /// The generation of the snapshot in force: the number of the load that built it (0 before the first).
+    public var generation: UInt64 { current.withLockedValue { $0.generation } }
+
+    /// Reads the content folder again (or shares a load that starts after this call) and swaps in the result,
+    /// logging what was loaded and every problem.
     @discardableResult
     public func reload() async -> CatalogSnapshot {
-        let started = ContinuousClock.now
-        guard let snapshot = await reloader.load() else { return self.snapshot }
-        swap(in: snapshot, duration: ContinuousClock.now - started)
-        return snapshot
+        guard let loaded = await reloader.load() else { return snapshot }
+        swap(in: loaded)
+        return loaded.snapshot
     }
 
     /// Reads the content folder again and swaps in the result only when something changed (the periodic check).
     public func reloadIfChanged() async {
-        let started = ContinuousClock.now
-        guard let snapshot = await reloader.load() else { return }
-        let old = self.snapshot
-        guard snapshot.products != old.products || snapshot.problems != old.problems else { return }
-        swap(in: snapshot, duration: ContinuousClock.now - started)
+        guard let loaded = await reloader.load() else { return }
+        let old = snapshot
+        guard loaded.snapshot.products != old.products || loaded.snapshot.problems != old.problems else { return }
+        swap(in: loaded)
     }
 
-    private func swap(in snapshot: CatalogSnapshot, duration: Duration) {
-        current.withLockedValue { $0 = snapshot }
-        for problem in snapshot.problems {
+    /// Swaps in a loaded snapshot unless a newer one is already in force.
+    private func swap(in loaded: Reloader.Loaded) {
+        let swapped = current.withLockedValue { current in
+            guard loaded.generation > current.generation else { return false }
+            current = (loaded.snapshot, loaded.generation)
+            return true
+        }
+        guard swapped else { return }
+        for problem in loaded.snapshot.problems {
             logger.warning("content problem, skipped", metadata: ["problem": "\(problem)"])
         }
         logger.info(
             "catalog loaded",
             metadata: [
-                "products": "\(snapshot.products.count)", "problems": "\(snapshot.problems.count)",
-                "duration": "\(duration)",
+                "products": "\(loaded.snapshot.products.count)", "problems": "\(loaded.snapshot.problems.count)",
+                "generation": "\(loaded.generation)", "duration": "\(loaded.duration)",
             ])
     }
 
     /// Runs the blocking loader on NIO's thread pool, one load at a time, and keeps the hash cache between loads.
+    ///
+    /// Every call takes a ticket; a load covers the tickets taken before it started. A caller waits until a load
+    /// covering its ticket has finished, starting one when none is running.
     private actor Reloader {
+        /// A finished load.
+        struct Loaded: Sendable {
+            var snapshot: CatalogSnapshot
+            var generation: UInt64
+            var duration: Duration
+        }
+
         let loader: CatalogLoader
-        var cache: HashCache
         let logger: Logger
+        private var cache: HashCache
+        /// Tickets handed out so far.
+        private var tickets: UInt64 = 0
+        /// The highest ticket covered by a finished load.
+        private var covered: UInt64 = 0
+        /// The load running now, if any.
+        private var running: Task<Void, Never>?
+        /// The newest finished load; nil when the thread pool was shutting down.
+        private var latest: Loaded?
+        private var generation: UInt64 = 0
 
         init(loader: CatalogLoader, cache: HashCache, logger: Logger) {
             self.loader = loader
@@ -68,11 +99,22 @@ public final class ContentCatalog: Sendable {
             self.logger = logger
         }
 
-        /// A new snapshot, or nil when the thread pool is shutting down.
-        func load() async -> CatalogSnapshot? {
+        /// A snapshot read from the folder after this call began, or nil when the thread pool is shutting down.
+        func load() async -> Loaded? {
+            tickets += 1
+            let ticket = tickets
+            while covered < ticket {
+                await (running ?? start()).value
+            }
+            return latest
+        }
+
+        private func start() -> Task<Void, Never> {
+            let covers = tickets
             let (loader, cache, logger) = (self.loader, self.cache, self.logger)
-            guard
-                let (snapshot, updated) = try? await NIOThreadPool.singleton.runIfActive({
+            let task = Task {
+                let started = ContinuousClock.now
+                let result = try? await NIOThreadPool.singleton.runIfActive {
                     var cache = cache
                     let snapshot = loader.load(cache: &cache)
                     if cache.isDirty, let url = loader.hashCacheURL {
@@ -83,10 +125,23 @@ public final class ContentCatalog: Sendable {
                         }
                     }
                     return (snapshot, cache)
-                })
-            else { return nil }
-            self.cache = updated
-            return snapshot
+                }
+                self.finish(result, covers: covers, duration: ContinuousClock.now - started)
+            }
+            running = task
+            return task
+        }
+
+        private func finish(_ result: (CatalogSnapshot, HashCache)?, covers: UInt64, duration: Duration) {
+            running = nil
+            covered = covers
+            guard let (snapshot, updated) = result else {
+                latest = nil
+                return
+            }
+            cache = updated
+            generation += 1
+            latest = Loaded(snapshot: snapshot, generation: generation, duration: duration)
         }
     }
 }
