@@ -6,68 +6,32 @@
 # Also measured, for context: curl piped through `openssl dgst -sha256` (curl doing the same verification) and
 # OpenSSL's SHA-256 of the file alone (the hashing ceiling of this CPU). Writes a Markdown section to BENCH_CLIENT_OUT (bench-out/client.md).
 #
-# Environment: SIZE_MIB (default 1024), RUNS (default 3), PORT (default 18481),
-#              KIOSK_BUILD_PATH (SwiftPM scratch path, default .build-release), KIOSK_BIN (skip the build, use this binary).
+# Environment: SIZE_MIB (default 1024), RUNS (default 3), KIOSK_BIN (skip the build, use this binary).
 set -euo pipefail
 
-cd "$(dirname "$0")/.."
 SIZE_MIB="${SIZE_MIB:-1024}"
 RUNS="${RUNS:-3}"
-PORT="${PORT:-18481}"
 OUT_FILE="${BENCH_CLIENT_OUT:-bench-out/client.md}"
 PRODUCT="com.example.kiosk.bench"
-SERVER="http://127.0.0.1:${PORT}"
 
-if [[ ! -x /usr/bin/time ]]; then
-    echo "installing GNU time…" >&2
-    (apt-get update -qq && apt-get install -y -qq time) >/dev/null
-fi
-for tool in curl python3 openssl; do
-    command -v "$tool" >/dev/null || { echo "bench-client: $tool is required" >&2; exit 1; }
-done
-
-if [[ -z "${KIOSK_BIN:-}" ]]; then
-    BUILD_PATH="${KIOSK_BUILD_PATH:-.build-release}"
-    echo "building release…" >&2
-    swift build -c release --product kiosk --scratch-path "$BUILD_PATH" >&2
-    KIOSK_BIN="$(swift build -c release --scratch-path "$BUILD_PATH" --show-bin-path)/kiosk"
-fi
-
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/kiosk-bench.XXXXXX")"
-SERVER_PID=""
-cleanup() {
-    if [[ -n "$SERVER_PID" ]]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-    rm -rf "$WORK"
-}
+LOG_TAG=bench-client
+source "$(dirname "${BASH_SOURCE[0]}")/reliability/common.sh"
+cd "$REPO_ROOT"
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
-echo "generating a ${SIZE_MIB} MiB product…" >&2
-mkdir -p "$WORK/content/$PRODUCT/Contents"
-head -c "$((SIZE_MIB << 20))" /dev/urandom > "$WORK/content/$PRODUCT/Contents/bench.bin"
-cat > "$WORK/content/$PRODUCT/Info.json" <<JSON
-{ "product_id": "$PRODUCT", "type": "non_consumable", "title": "Benchmark payload",
-  "description": "A generated file for scripts/bench-client.sh.", "content_version": "1.0",
-  "published_at": "2026-11-01T00:00:00Z" }
-JSON
-
-"$KIOSK_BIN" serve --port "$PORT" --content "$WORK/content" --data "$WORK/data" --reload-interval 0 \
-    --log-level error > "$WORK/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 1 600); do
-    if curl -fsS "$SERVER/v1/products?ids=$PRODUCT" 2>/dev/null | grep -q "\"$PRODUCT\""; then break; fi
-    if ! kill -0 "$SERVER_PID" 2>/dev/null; then cat "$WORK/server.log" >&2; echo "bench-client: the server died" >&2; exit 1; fi
-    sleep 0.2
-done
-
-"$KIOSK_BIN" buy "$PRODUCT" --server "$SERVER" > "$WORK/receipt.txt" 2>/dev/null
-python3 - "$WORK/receipt.txt" "$PRODUCT" > "$WORK/grant-request.json" <<'PY'
-import json, sys
-print(json.dumps({"receipt-data": open(sys.argv[1]).read().strip(), "product_id": sys.argv[2]}))
-PY
-curl -fsS -X POST -H 'Content-Type: application/json' --data @"$WORK/grant-request.json" "$SERVER/v1/downloads" \
-    > "$WORK/grant.json"
-TOKEN="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["token"])' "$WORK/grant.json")"
-FILE_URL="$SERVER$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["files"][0]["url"])' "$WORK/grant.json")"
+require_tools time curl jq openssl python3
+build_kiosk
+make_work_dir
+log "generating a ${SIZE_MIB} MiB product"
+make_product "$PRODUCT" bench.bin "$SIZE_MIB" "Benchmark payload"
+start_kiosk
+SERVER="$KIOSK_BASE"
+grant "$PRODUCT"
+printf '%s' "$GRANT_RECEIPT" >"$WORK_DIR/receipt.txt"
+TOKEN="$GRANT_TOKEN"
+FILE_URL="$SERVER$GRANT_URL"
 
 curl_times=()
 verify_times=()
@@ -75,32 +39,32 @@ get_times=()
 get_rss=()
 hash_times=()
 for run in $(seq 1 "$RUNS"); do
-    rm -f "$WORK/curl.bin"
-    /usr/bin/time -f "%e %M" -o "$WORK/time.txt" \
-        curl -fsS -o "$WORK/curl.bin" -H "Authorization: Bearer $TOKEN" "$FILE_URL"
-    curl_times+=("$(cut -d' ' -f1 "$WORK/time.txt")")
-    rm -f "$WORK/curl.bin"
+    rm -f "$WORK_DIR/curl.bin"
+    /usr/bin/time -f "%e %M" -o "$WORK_DIR/time.txt" \
+        curl -fsS -o "$WORK_DIR/curl.bin" -H "Authorization: Bearer $TOKEN" "$FILE_URL"
+    curl_times+=("$(cut -d' ' -f1 "$WORK_DIR/time.txt")")
+    rm -f "$WORK_DIR/curl.bin"
 
     # What curl costs when it, too, verifies: the bytes go to the file and through SHA-256 at the same time.
-    /usr/bin/time -f "%e %M" -o "$WORK/time.txt" bash -c \
+    /usr/bin/time -f "%e %M" -o "$WORK_DIR/time.txt" bash -c \
         'set -o pipefail; curl -fsS -H "Authorization: Bearer $1" "$2" | tee "$3" | openssl dgst -sha256 > /dev/null' \
-        _ "$TOKEN" "$FILE_URL" "$WORK/curl.bin"
-    verify_times+=("$(cut -d' ' -f1 "$WORK/time.txt")")
-    rm -f "$WORK/curl.bin"
+        _ "$TOKEN" "$FILE_URL" "$WORK_DIR/curl.bin"
+    verify_times+=("$(cut -d' ' -f1 "$WORK_DIR/time.txt")")
+    rm -f "$WORK_DIR/curl.bin"
 
     # The hashing ceiling: SHA-256 of the (cached) source file alone, with OpenSSL's fastest code for this CPU.
-    /usr/bin/time -f "%e %M" -o "$WORK/time.txt" openssl dgst -sha256 "$WORK/content/$PRODUCT/Contents/bench.bin" > /dev/null
-    hash_times+=("$(cut -d' ' -f1 "$WORK/time.txt")")
+    /usr/bin/time -f "%e %M" -o "$WORK_DIR/time.txt" openssl dgst -sha256 "$WORK_DIR/content/$PRODUCT/Contents/bench.bin" > /dev/null
+    hash_times+=("$(cut -d' ' -f1 "$WORK_DIR/time.txt")")
 
-    rm -rf "$WORK/cache"
-    /usr/bin/time -f "%e %M" -o "$WORK/time.txt" \
-        "$KIOSK_BIN" get "$PRODUCT" --receipt "$WORK/receipt.txt" --server "$SERVER" --cache "$WORK/cache" \
-        > "$WORK/get.out" 2> "$WORK/get.err" || { cat "$WORK/get.err" >&2; exit 1; }
-    get_times+=("$(cut -d' ' -f1 "$WORK/time.txt")")
-    get_rss+=("$(cut -d' ' -f2 "$WORK/time.txt")")
-    echo "run $run: curl ${curl_times[-1]} s, curl|openssl ${verify_times[-1]} s, openssl dgst ${hash_times[-1]} s," \
-        "kiosk get ${get_times[-1]} s (peak RSS ${get_rss[-1]} KiB)" >&2
-    rm -rf "$WORK/cache"
+    rm -rf "$WORK_DIR/cache"
+    /usr/bin/time -f "%e %M" -o "$WORK_DIR/time.txt" \
+        "$KIOSK_BIN" get "$PRODUCT" --receipt "$WORK_DIR/receipt.txt" --server "$SERVER" --cache "$WORK_DIR/cache" \
+        > "$WORK_DIR/get.out" 2> "$WORK_DIR/get.err" || { cat "$WORK_DIR/get.err" >&2; exit 1; }
+    get_times+=("$(cut -d' ' -f1 "$WORK_DIR/time.txt")")
+    get_rss+=("$(cut -d' ' -f2 "$WORK_DIR/time.txt")")
+    log "run $run: curl ${curl_times[-1]} s, curl|openssl ${verify_times[-1]} s, openssl dgst ${hash_times[-1]} s," \
+        "kiosk get ${get_times[-1]} s (peak RSS ${get_rss[-1]} KiB)"
+    rm -rf "$WORK_DIR/cache"
 done
 
 mkdir -p "$(dirname "$OUT_FILE")"

@@ -37,190 +37,49 @@ LABEL="${BENCH_LABEL:-}"
 RATIO_TARGET="0.8"
 RSS_TARGET_MIB=128
 RANGE_LENGTH=$((1024 * 1024))
+BIG_ID="bench.big"; BIG_SIZE=$((BIG_MIB * 1024 * 1024))
+MID_ID="bench.mid"; MID_SIZE=$((MID_MIB * 1024 * 1024))
+VERSION="1"
 
-SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(cd "$SCRIPT_DIR/.." && pwd)"
-WRK_LUA="$SCRIPT_DIR/bench/wrk-stats.lua"
-
-log() { printf '[bench %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
-die() { log "error: $*"; exit 1; }
-
+LOG_TAG=bench
+RELIABILITY_BUILD_RETRIES="$BUILD_RETRIES"
+source "$(dirname "${BASH_SOURCE[0]}")/reliability/common.sh"
+WRK_LUA="$REPO_ROOT/scripts/bench/wrk-stats.lua"
 cd "$REPO_ROOT"
-[[ -f Package.swift ]] || die "run from the Kiosk repository (no Package.swift in $REPO_ROOT)"
 [[ -f "$WRK_LUA" ]] || die "missing $WRK_LUA"
 
-# ------------------------------------------------------------------------------------------------ cleanup trap
-WORK_DIR=""
-KIOSK_PID=""
-NGINX_PID=""
 SAMPLER_PID=""
-cleanup() {
-    local status=$?
-    set +e
-    [[ -n "$SAMPLER_PID" ]] && kill "$SAMPLER_PID" 2>/dev/null && wait "$SAMPLER_PID" 2>/dev/null
-    if [[ -n "$KIOSK_PID" ]] && kill -0 "$KIOSK_PID" 2>/dev/null; then
-        kill -TERM "$KIOSK_PID" 2>/dev/null
-        for _ in $(seq 1 50); do kill -0 "$KIOSK_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$KIOSK_PID" 2>/dev/null
-        wait "$KIOSK_PID" 2>/dev/null
-    fi
-    if [[ -n "$NGINX_PID" ]] && kill -0 "$NGINX_PID" 2>/dev/null; then
-        kill -QUIT "$NGINX_PID" 2>/dev/null   # graceful: the master stops its workers
-        for _ in $(seq 1 50); do kill -0 "$NGINX_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$NGINX_PID" 2>/dev/null
-        wait "$NGINX_PID" 2>/dev/null
-    fi
-    [[ -n "$WORK_DIR" && -d "$WORK_DIR" ]] && rm -rf "$WORK_DIR"
-    exit "$status"
-}
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# ------------------------------------------------------------------------------------------------ 1. tools
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null || die "not root and no sudo: install nginx wrk curl jq yourself"
-    SUDO="sudo"
-fi
-missing=()
-command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
-command -v wrk >/dev/null || missing+=(wrk)
-command -v curl >/dev/null || missing+=(curl)
-command -v jq >/dev/null || missing+=(jq)
-command -v ss >/dev/null || missing+=(iproute2)
-if ((${#missing[@]})); then
-    log "installing ${missing[*]}"
-    $SUDO apt-get update
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y "${missing[@]}"
-fi
-NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
+# ------------------------------------------------------------------------------------------------ 1. tools, build
+require_tools nginx wrk curl jq ss
 command -v swift >/dev/null || [[ -n "${KIOSK_BIN:-}" ]] || die "swift is not on PATH (install a Swift 6.2+ toolchain)"
-
-# ------------------------------------------------------------------------------------------------ 2. build
-if [[ -n "${KIOSK_BIN:-}" ]]; then
-    [[ -x "$KIOSK_BIN" ]] || die "KIOSK_BIN=$KIOSK_BIN is not executable"
-    log "using KIOSK_BIN=$KIOSK_BIN (no build)"
-else
-    attempt=1
-    until log "building kiosk (release, .build-release), attempt $attempt" &&
-        swift build -c release --product kiosk --scratch-path .build-release >&2; do
-        ((attempt < BUILD_RETRIES)) || die "the release build failed $attempt times"
-        log "build failed (someone may be mid-edit); retrying in 90 s"
-        sleep 90
-        attempt=$((attempt + 1))
-    done
-    KIOSK_BIN="$(swift build -c release --product kiosk --scratch-path .build-release --show-bin-path)/kiosk"
-fi
+build_kiosk
 
 # ------------------------------------------------------------------------------------------------ 3. content
-WORK_DIR="$(mktemp -d /tmp/kiosk-bench.XXXXXX)"
-chmod 755 "$WORK_DIR"   # nginx's workers (user nobody) must reach the files
-CONTENT_DIR="$WORK_DIR/content"
-DATA_DIR="$WORK_DIR/data"
-NGINX_DIR="$WORK_DIR/nginx"
-mkdir -p "$CONTENT_DIR" "$DATA_DIR" "$NGINX_DIR/root" "$NGINX_DIR/tmp"
-
-BIG_ID="bench.big"; BIG_FILE="big.bin"; BIG_SIZE=$((BIG_MIB * 1024 * 1024))
-MID_ID="bench.mid"; MID_FILE="mid.bin"; MID_SIZE=$((MID_MIB * 1024 * 1024))
-VERSION="1"
-make_product() { # id file mib title
-    mkdir -p "$CONTENT_DIR/$1/Contents"
-    cat >"$CONTENT_DIR/$1/Info.json" <<EOF
-{"product_id": "$1", "type": "non_consumable", "title": "$4", "content_version": "$VERSION"}
-EOF
-    head -c "$(($3 * 1024 * 1024))" /dev/urandom >"$CONTENT_DIR/$1/Contents/$2"
-}
+make_work_dir
 log "generating ${BIG_MIB} MiB + ${MID_MIB} MiB of random content in $CONTENT_DIR"
-make_product "$BIG_ID" "$BIG_FILE" "$BIG_MIB" "Benchmark big file"
-make_product "$MID_ID" "$MID_FILE" "$MID_MIB" "Benchmark mid file"
-chmod -R a+rX "$CONTENT_DIR"
-
-# nginx serves the same bytes at the same URL paths: /v1/content/<id>/<version>/Contents/<file>.
-for id in "$BIG_ID" "$MID_ID"; do
-    mkdir -p "$NGINX_DIR/root/v1/content/$id"
-    ln -s "$CONTENT_DIR/$id" "$NGINX_DIR/root/v1/content/$id/$VERSION"
-done
-chmod -R a+rX "$NGINX_DIR"
+make_product "$BIG_ID" big.bin "$BIG_MIB" "Benchmark big file"
+make_product "$MID_ID" mid.bin "$MID_MIB" "Benchmark mid file"
 
 # ------------------------------------------------------------------------------------------------ 4. Kiosk
 log "starting kiosk (it hashes the content first)"
-"$KIOSK_BIN" serve --host 127.0.0.1 --port 0 --content "$CONTENT_DIR" --data "$DATA_DIR" --reload-interval 0 \
-    --log-level warning >"$WORK_DIR/kiosk.out" 2>"$WORK_DIR/kiosk.err" &
-KIOSK_PID=$!
-KIOSK_BASE=""
-for _ in $(seq 1 1200); do   # up to 120 s: hashing 1 GiB on a slow disk
-    if line="$(grep -m1 -o 'Kiosk listening on http://[^[:space:]]*' "$WORK_DIR/kiosk.out" 2>/dev/null)"; then
-        KIOSK_BASE="${line#Kiosk listening on }"
-        break
-    fi
-    kill -0 "$KIOSK_PID" 2>/dev/null || { cat "$WORK_DIR/kiosk.err" >&2; die "kiosk exited during startup"; }
-    sleep 0.1
-done
-[[ -n "$KIOSK_BASE" ]] || { cat "$WORK_DIR/kiosk.err" >&2; die "kiosk did not print its address"; }
+start_kiosk
 case "$KIOSK_BASE" in http://127.0.0.1:*) ;; *) die "kiosk is not on loopback: $KIOSK_BASE" ;; esac
-log "kiosk pid $KIOSK_PID at $KIOSK_BASE"
-
-post_json() { # url json → body (fails on HTTP errors)
-    curl -sS --fail-with-body -H 'Content-Type: application/json' --data "$2" "$1"
-}
-declare -A URL_PATH TOKEN
-for id in "$BIG_ID" "$MID_ID"; do
-    receipt="$(post_json "$KIOSK_BASE/sandbox/purchases" "$(jq -nc --arg p "$id" '{product_id: $p, quantity: 1}')" |
-        jq -er '."receipt-data"')" || die "purchase of $id failed"
-    grant="$(post_json "$KIOSK_BASE/v1/downloads" \
-        "$(jq -nc --arg r "$receipt" --arg p "$id" '{"receipt-data": $r, product_id: $p}')")" || die "grant of $id failed: $grant"
-    TOKEN[$id]="$(jq -er '.token' <<<"$grant")"
-    URL_PATH[$id]="$(jq -er '.files[0].url' <<<"$grant")"
-    log "grant for $id: ${URL_PATH[$id]} ($(jq -r '.files[0].length' <<<"$grant") bytes)"
-done
-urlencode() { jq -rn --arg v "$1" '$v|@uri'; }
-BIG_PATH="${URL_PATH[$BIG_ID]}?token=$(urlencode "${TOKEN[$BIG_ID]}")"
-MID_PATH="${URL_PATH[$MID_ID]}?token=$(urlencode "${TOKEN[$MID_ID]}")"
+grant "$BIG_ID"
+BIG_PATH="$GRANT_PATH"
+grant "$MID_ID"
+MID_PATH="$GRANT_PATH"
 
 # ------------------------------------------------------------------------------------------------ 5. nginx
-free_port() {
-    local p
-    for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 40000))
-        ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
-    done
-    die "no free port found"
-}
-NGINX_PORT="$(free_port)"
-cat >"$NGINX_DIR/nginx.conf" <<EOF
-worker_processes auto;
-daemon off;
-pid $NGINX_DIR/nginx.pid;
-error_log $NGINX_DIR/error.log warn;
-events { worker_connections 1024; }
-http {
-    sendfile on;
-    tcp_nopush on;
-    access_log off;
-    keepalive_requests 100000;
-    keepalive_timeout 60s;
-    client_body_temp_path $NGINX_DIR/tmp/body;
-    proxy_temp_path $NGINX_DIR/tmp/proxy;
-    fastcgi_temp_path $NGINX_DIR/tmp/fastcgi;
-    uwsgi_temp_path $NGINX_DIR/tmp/uwsgi;
-    scgi_temp_path $NGINX_DIR/tmp/scgi;
-    default_type application/octet-stream;
-    server {
-        listen 127.0.0.1:$NGINX_PORT;
-        root $NGINX_DIR/root;
-    }
-}
-EOF
-log "starting nginx on 127.0.0.1:$NGINX_PORT"
-"$NGINX_BIN" -e "$NGINX_DIR/error.log" -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" &
-NGINX_PID=$!
-NGINX_BASE="http://127.0.0.1:$NGINX_PORT"
-for _ in $(seq 1 100); do
-    curl -s -o /dev/null "$NGINX_BASE/" && break
-    kill -0 "$NGINX_PID" 2>/dev/null || { cat "$NGINX_DIR/error.log" >&2; die "nginx exited"; }
-    sleep 0.1
+# nginx serves the same bytes at the same URL paths: /v1/content/<id>/<version>/Contents/<file>.
+for id in "$BIG_ID" "$MID_ID"; do
+    mkdir -p "$WORK_DIR/nginx-root/v1/content/$id"
+    ln -s "$CONTENT_DIR/$id" "$WORK_DIR/nginx-root/v1/content/$id/$VERSION"
 done
+start_nginx "$WORK_DIR/nginx-root"
 
 # Both servers must answer the same bytes before anything is measured.
 check() { # base path expect-size [range]
@@ -251,13 +110,12 @@ RSS_LOG="$WORK_DIR/rss.log"
     done
 ) &
 SAMPLER_PID=$!
-status_kib() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$KIOSK_PID/status"; }
-HWM_STARTUP_KIB="$(status_kib VmHWM)"   # includes startup (hashing the content)
-RSS_IDLE_KIB="$(status_kib VmRSS)"
+EXTRA_PIDS+=("$SAMPLER_PID")
+HWM_STARTUP_KIB="$(status_kib "$KIOSK_PID" VmHWM)"   # includes startup (hashing the content)
+RSS_IDLE_KIB="$(status_kib "$KIOSK_PID" VmRSS)"
 # Reset the peak so that VmHWM at the end covers the benchmark runs only (Linux ≥ 4.0; harmless if refused).
 HWM_RESET="no"
 if echo 5 >"/proc/$KIOSK_PID/clear_refs" 2>/dev/null; then HWM_RESET="yes"; fi
-kib_to_mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
 rss_mark() { wc -l <"$RSS_LOG"; }
 rss_max_since() { # line mark → max VmRSS KiB of the samples after it
     tail -n +"$(($1 + 1))" "$RSS_LOG" | awk 'BEGIN {m = 0} $1 > m {m = $1} END {print m}'
@@ -343,7 +201,7 @@ wrk_scenario b "wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, full ${MID_MIB} Mi
 wrk_scenario c "same, Range: bytes=<random offset>- of the ${MID_MIB} MiB file" "$MID_PATH" open "$MID_SIZE"
 wrk_scenario d "same, 1 MiB ranges at random offsets of the ${BIG_MIB} MiB file" "$BIG_PATH" fixed "$BIG_SIZE"
 
-HWM_BENCH_KIB="$(status_kib VmHWM)"
+HWM_BENCH_KIB="$(status_kib "$KIOSK_PID" VmHWM)"
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 SAMPLED_MAX_KIB="$(rss_max_since 0)"
 kill -0 "$KIOSK_PID" 2>/dev/null || die "kiosk died during the runs"

@@ -1,9 +1,9 @@
-# Shared by the reliability scripts (source it; do not run it): build, content, start/stop Kiosk, grants, and
-# /proc readings. Follows scripts/bench-server.sh's conventions (release build in .build-release, KIOSK_BIN to skip
-# it, logs on stderr, everything on 127.0.0.1, a cleanup trap that removes the temporary folder).
+# Shared by the reliability and benchmark scripts (source it; do not run it): tools, the release build, content,
+# start/stop of Kiosk and nginx, grants, and /proc readings. Conventions: a release build in .build-release
+# (KIOSK_BIN skips it), logs on stderr, everything on 127.0.0.1, and a cleanup trap (`trap cleanup EXIT`) that stops
+# every process started here and removes the temporary folder.
 
-SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-REPO_ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 LOG_TAG="${LOG_TAG:-reliability}"
 BUILD_RETRIES="${RELIABILITY_BUILD_RETRIES:-3}"
 
@@ -12,27 +12,39 @@ die() { log "error: $*"; exit 1; }
 
 WORK_DIR=""
 KIOSK_PID=""
+NGINX_PID=""
 EXTRA_PIDS=()
+
+# stop_process pid [signal] — sends the signal (TERM by default), waits up to 5 s, then kills the process.
+stop_process() {
+    [[ -n "$1" ]] && kill -0 "$1" 2>/dev/null || return 0
+    kill "-${2:-TERM}" "$1" 2>/dev/null
+    for _ in $(seq 1 50); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$1" 2>/dev/null
+    wait "$1" 2>/dev/null
+}
+
 cleanup() {
     local status=$?
     set +e
     for pid in "${EXTRA_PIDS[@]}"; do kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; done
-    if [[ -n "$KIOSK_PID" ]] && kill -0 "$KIOSK_PID" 2>/dev/null; then
-        kill -TERM "$KIOSK_PID" 2>/dev/null
-        for _ in $(seq 1 50); do kill -0 "$KIOSK_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$KIOSK_PID" 2>/dev/null
-        wait "$KIOSK_PID" 2>/dev/null
-    fi
+    stop_process "$KIOSK_PID"
+    stop_process "$NGINX_PID" QUIT   # graceful: the master stops its workers
     [[ -n "$WORK_DIR" && -d "$WORK_DIR" ]] && rm -rf "$WORK_DIR"
     exit "$status"
 }
 
-# require_tools tool… — installs missing ones with apt-get (package name = tool name, except ss → iproute2).
+# require_tools tool… — installs missing ones with apt-get (package name = tool name, except ss → iproute2 and
+# time → GNU time in /usr/bin/time).
 require_tools() {
     local missing=() tool
     for tool in "$@"; do
-        command -v "$tool" >/dev/null && continue
-        case "$tool" in ss) missing+=(iproute2) ;; *) missing+=("$tool") ;; esac
+        case "$tool" in
+        nginx) command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx) ;;
+        time) [[ -x /usr/bin/time ]] || missing+=(time) ;;
+        ss) command -v ss >/dev/null || missing+=(iproute2) ;;
+        *) command -v "$tool" >/dev/null || missing+=("$tool") ;;
+        esac
     done
     ((${#missing[@]})) || return 0
     local sudo=""
@@ -66,18 +78,18 @@ build_kiosk() {
 
 # make_work_dir — a temporary folder with content/ (a copy of the sample catalog) and data/.
 make_work_dir() {
-    WORK_DIR="$(mktemp -d /tmp/kiosk-reliability.XXXXXX)"
+    WORK_DIR="$(mktemp -d "/tmp/kiosk-$LOG_TAG.XXXXXX")"
     CONTENT_DIR="$WORK_DIR/content"
     DATA_DIR="$WORK_DIR/data"
     mkdir -p "$DATA_DIR"
     cp -R "$REPO_ROOT/content" "$CONTENT_DIR"
 }
 
-# make_product id file mib — a non-consumable product with one file of random bytes, version "1".
+# make_product id file mib [title] — a non-consumable product with one file of random bytes, version "1".
 make_product() {
     mkdir -p "$CONTENT_DIR/$1/Contents"
     cat >"$CONTENT_DIR/$1/Info.json" <<JSON
-{"product_id": "$1", "type": "non_consumable", "title": "Reliability $1", "content_version": "1"}
+{"product_id": "$1", "type": "non_consumable", "title": "${4:-Generated $1}", "content_version": "1"}
 JSON
     head -c "$(($3 * 1024 * 1024))" /dev/urandom >"$CONTENT_DIR/$1/Contents/$2"
 }
@@ -102,18 +114,78 @@ start_kiosk() {
     log "kiosk pid $KIOSK_PID at $KIOSK_BASE"
 }
 
-# grant product_id — buys the product in the sandbox store; sets GRANT_PATH (first file's URL with ?token=) and
-# GRANT_LENGTH (its length).
+# post_json url json — POSTs a JSON body and prints the answer (fails on HTTP errors).
+post_json() { curl -sS --fail-with-body -H 'Content-Type: application/json' --data "$2" "$1"; }
+
+# grant product_id — buys the product in the sandbox store and asks for a grant; sets GRANT_RECEIPT, GRANT_TOKEN,
+# GRANT_URL (the first file's URL path), GRANT_PATH (the same with ?token=) and GRANT_LENGTH (its length).
 grant() {
-    local receipt body
-    receipt="$(curl -sS --fail-with-body -H 'Content-Type: application/json' \
-        --data "$(jq -nc --arg p "$1" '{product_id: $p, quantity: 1}')" "$KIOSK_BASE/sandbox/purchases" |
+    local body
+    GRANT_RECEIPT="$(post_json "$KIOSK_BASE/sandbox/purchases" "$(jq -nc --arg p "$1" '{product_id: $p, quantity: 1}')" |
         jq -er '."receipt-data"')" || die "purchase of $1 failed"
-    body="$(curl -sS --fail-with-body -H 'Content-Type: application/json' \
-        --data "$(jq -nc --arg r "$receipt" --arg p "$1" '{"receipt-data": $r, product_id: $p}')" \
-        "$KIOSK_BASE/v1/downloads")" || die "grant of $1 failed: $body"
-    GRANT_PATH="$(jq -er '.files[0].url' <<<"$body")?token=$(jq -er '.token | @uri' <<<"$body")"
+    body="$(post_json "$KIOSK_BASE/v1/downloads" \
+        "$(jq -nc --arg r "$GRANT_RECEIPT" --arg p "$1" '{"receipt-data": $r, product_id: $p}')")" ||
+        die "grant of $1 failed: $body"
+    GRANT_TOKEN="$(jq -er '.token' <<<"$body")"
+    GRANT_URL="$(jq -er '.files[0].url' <<<"$body")"
+    GRANT_PATH="$GRANT_URL?token=$(jq -er '.token | @uri' <<<"$body")"
     GRANT_LENGTH="$(jq -er '.files[0].length' <<<"$body")"
+}
+
+# free_port — a TCP port nothing listens on at the moment.
+free_port() {
+    local port
+    for _ in $(seq 1 200); do
+        port=$((20000 + RANDOM % 40000))
+        ss -Hltn "sport = :$port" | grep -q . || { echo "$port"; return; }
+    done
+    die "no free port found"
+}
+
+# start_nginx root [http-directives] — Debian's nginx (sendfile on, no access log, its own config and pid file)
+# serving the folder `root` on 127.0.0.1; sets NGINX_PID, NGINX_BASE and NGINX_BIN. Its workers run as nobody, so
+# the work folder is made readable to all.
+start_nginx() {
+    local dir="$WORK_DIR/nginx" port
+    NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
+    mkdir -p "$dir/tmp"
+    chmod -R a+rX "$WORK_DIR"
+    port="$(free_port)"
+    cat >"$dir/nginx.conf" <<CONF
+worker_processes auto;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 1024; }
+http {
+    sendfile on;
+    tcp_nopush on;
+    access_log off;
+    keepalive_requests 100000;
+    keepalive_timeout 60s;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+    default_type application/octet-stream;
+    ${2:-}
+    server {
+        listen 127.0.0.1:$port;
+        root $1;
+    }
+}
+CONF
+    log "starting nginx on 127.0.0.1:$port"
+    "$NGINX_BIN" -e "$dir/error.log" -p "$dir" -c "$dir/nginx.conf" &
+    NGINX_PID=$!
+    NGINX_BASE="http://127.0.0.1:$port"
+    for _ in $(seq 1 100); do
+        curl -s -o /dev/null "$NGINX_BASE/" && return
+        kill -0 "$NGINX_PID" 2>/dev/null || { cat "$dir/error.log" >&2; die "nginx exited"; }
+        sleep 0.1
+    done
+    die "nginx did not answer"
 }
 
 fd_count() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
