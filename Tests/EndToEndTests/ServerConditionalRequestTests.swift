@@ -49,17 +49,24 @@ struct ServerConditionalRequestTests {
         Case(name: "INM current", headers: { [("If-None-Match", $0.eTag)] }, outcome: .notModified),
         Case(name: "INM weak form", headers: { [("If-None-Match", "W/\($0.eTag)")] }, outcome: .notModified),
         Case(name: "INM *", headers: { _ in [("If-None-Match", "*")] }, outcome: .notModified),
-        Case(name: "INM list", headers: { [("If-None-Match", "\"0000\", W/\"1111\" ,\($0.eTag)")] }, outcome: .notModified),
-        Case(name: "INM two fields", headers: { [("If-None-Match", "\"0000\""), ("If-None-Match", $0.eTag)] }, outcome: .notModified),
+        Case(
+            name: "INM list", headers: { [("If-None-Match", "\"0000\", W/\"1111\" ,\($0.eTag)")] },
+            outcome: .notModified),
+        Case(
+            name: "INM two fields", headers: { [("If-None-Match", "\"0000\""), ("If-None-Match", $0.eTag)] },
+            outcome: .notModified),
         Case(name: "INM other", headers: { _ in [("If-None-Match", "\"0000\", W/\"1111\"")] }, outcome: .served),
         Case(name: "INM malformed", headers: { [("If-None-Match", $0.opaque)] }, outcome: .served),
         // If-Modified-Since: only without If-None-Match and with a valid date.
         Case(name: "IMS = LM", headers: { [("If-Modified-Since", $0.lastModified)] }, outcome: .notModified),
-        Case(name: "IMS after LM", headers: { [("If-Modified-Since", $0.lastModified(plus: 60))] }, outcome: .notModified),
+        Case(
+            name: "IMS after LM", headers: { [("If-Modified-Since", $0.lastModified(plus: 60))] }, outcome: .notModified
+        ),
         Case(name: "IMS before LM", headers: { [("If-Modified-Since", $0.lastModified(plus: -1))] }, outcome: .served),
         Case(name: "IMS invalid", headers: { _ in [("If-Modified-Since", "yesterday")] }, outcome: .served),
         Case(
-            name: "IMS two dates", headers: { [("If-Modified-Since", $0.lastModified), ("If-Modified-Since", $0.lastModified)] },
+            name: "IMS two dates",
+            headers: { [("If-Modified-Since", $0.lastModified), ("If-Modified-Since", $0.lastModified)] },
             outcome: .served),
         Case(
             name: "IMS = LM ignored beside a non-matching INM",
@@ -76,7 +83,9 @@ struct ServerConditionalRequestTests {
         Case(name: "IM weak form", headers: { [("If-Match", "W/\($0.eTag)")] }, outcome: .preconditionFailed),
         Case(name: "IM malformed", headers: { [("If-Match", $0.opaque)] }, outcome: .preconditionFailed),
         // If-Unmodified-Since: only without If-Match and with a valid date.
-        Case(name: "IUS past", headers: { [("If-Unmodified-Since", $0.lastModified(plus: -1))] }, outcome: .preconditionFailed),
+        Case(
+            name: "IUS past", headers: { [("If-Unmodified-Since", $0.lastModified(plus: -1))] },
+            outcome: .preconditionFailed),
         Case(name: "IUS = LM", headers: { [("If-Unmodified-Since", $0.lastModified)] }, outcome: .served),
         Case(name: "IUS future", headers: { [("If-Unmodified-Since", $0.lastModified(plus: 3600))] }, outcome: .served),
         Case(name: "IUS invalid", headers: { _ in [("If-Unmodified-Since", "not a date")] }, outcome: .served),
@@ -173,7 +182,8 @@ struct ServerConditionalRequestTests {
             let fault = ("Kiosk-Fault", "etag-change")
 
             // With etag-change the file looks changed: the real tag no longer matches either way.
-            let revalidated = try await server.send("GET", file.url, headers: [auth, fault, ("If-None-Match", realTag)])
+            let revalidated = try await server.send(
+                "GET", file.url, headers: [auth, fault, ("If-None-Match", realTag)])
             #expect(revalidated.status == 200)
             #expect(revalidated.header("ETag") != realTag)
             let guarded = try await server.send(

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import KioskCore
 
 @Suite("Precondition evaluation (RFC 9110 §13)")
@@ -138,7 +139,8 @@ struct PreconditionTests {
 
     @Test("If-Unmodified-Since alone", arguments: ifUnmodifiedSinceValues)
     func ifUnmodifiedSince(value: Value) {
-        let expected: PreconditionDecision = value.verdict == .fails ? .preconditionFailed(.ifUnmodifiedSince) : .proceed
+        let expected: PreconditionDecision =
+            value.verdict == .fails ? .preconditionFailed(.ifUnmodifiedSince) : .proceed
         #expect(Self.evaluate(ifUnmodifiedSince: value.text) == expected)
     }
 
@@ -184,24 +186,42 @@ struct PreconditionTests {
         #expect(combinations == 14 * 13 * 13 * 11)
     }
 
-    @Test("the §13.2.2 order, spelled out", arguments: [
-        // If-Match beats If-Unmodified-Since, which it makes ignored.
-        (RequestPreconditions(ifMatch: #""sha256-abc""#, ifUnmodifiedSince: "Sat, 05 Nov 1994 08:49:37 GMT"), .proceed),
-        (RequestPreconditions(ifMatch: #""x""#, ifUnmodifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"), .preconditionFailed(.ifMatch)),
-        // 412 before 304.
-        (RequestPreconditions(ifMatch: #""x""#, ifNoneMatch: "*"), .preconditionFailed(.ifMatch)),
-        (RequestPreconditions(ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT", ifUnmodifiedSince: "Sat, 05 Nov 1994 08:49:37 GMT"),
-         .preconditionFailed(.ifUnmodifiedSince)),
-        // If-None-Match makes If-Modified-Since ignored, even when it is malformed.
-        (RequestPreconditions(ifNoneMatch: #""x""#, ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"), .proceed),
-        (RequestPreconditions(ifNoneMatch: "garbage", ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"), .proceed),
-        (RequestPreconditions(ifNoneMatch: #"W/"sha256-abc""#, ifModifiedSince: "Sat, 05 Nov 1994 08:49:37 GMT"),
-         .notModified(.ifNoneMatch)),
-        // Both passing steps lead to the 304 steps.
-        (RequestPreconditions(ifMatch: "*", ifNoneMatch: #""sha256-abc""#), .notModified(.ifNoneMatch)),
-        (RequestPreconditions(ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT", ifUnmodifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"),
-         .notModified(.ifModifiedSince)),
-    ] as [(RequestPreconditions, PreconditionDecision)])
+    @Test(
+        "the §13.2.2 order, spelled out",
+        arguments: [
+            // If-Match beats If-Unmodified-Since, which it makes ignored.
+            (
+                RequestPreconditions(ifMatch: #""sha256-abc""#, ifUnmodifiedSince: "Sat, 05 Nov 1994 08:49:37 GMT"),
+                .proceed
+            ),
+            (
+                RequestPreconditions(ifMatch: #""x""#, ifUnmodifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"),
+                .preconditionFailed(.ifMatch)
+            ),
+            // 412 before 304.
+            (RequestPreconditions(ifMatch: #""x""#, ifNoneMatch: "*"), .preconditionFailed(.ifMatch)),
+            (
+                RequestPreconditions(
+                    ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT", ifUnmodifiedSince: "Sat, 05 Nov 1994 08:49:37 GMT"
+                ),
+                .preconditionFailed(.ifUnmodifiedSince)
+            ),
+            // If-None-Match makes If-Modified-Since ignored, even when it is malformed.
+            (RequestPreconditions(ifNoneMatch: #""x""#, ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"), .proceed),
+            (RequestPreconditions(ifNoneMatch: "garbage", ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"), .proceed),
+            (
+                RequestPreconditions(ifNoneMatch: #"W/"sha256-abc""#, ifModifiedSince: "Sat, 05 Nov 1994 08:49:37 GMT"),
+                .notModified(.ifNoneMatch)
+            ),
+            // Both passing steps lead to the 304 steps.
+            (RequestPreconditions(ifMatch: "*", ifNoneMatch: #""sha256-abc""#), .notModified(.ifNoneMatch)),
+            (
+                RequestPreconditions(
+                    ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT", ifUnmodifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT"
+                ),
+                .notModified(.ifModifiedSince)
+            ),
+        ] as [(RequestPreconditions, PreconditionDecision)])
     func order(preconditions: RequestPreconditions, expected: PreconditionDecision) {
         #expect(preconditions.evaluate(for: Self.file, now: Self.now) == expected)
     }
@@ -218,7 +238,9 @@ struct PreconditionTests {
     @Test func datesCompareInWholeSecondsAsSent() {
         var file = Self.file
         file.lastModified = Date(timeIntervalSince1970: 784_111_777.999)
-        #expect(Self.evaluate(ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT", representation: file) == .notModified(.ifModifiedSince))
+        #expect(
+            Self.evaluate(ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT", representation: file)
+                == .notModified(.ifModifiedSince))
         #expect(Self.evaluate(ifUnmodifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT", representation: file) == .proceed)
         file.lastModified = Date(timeIntervalSince1970: 784_111_778)
         #expect(Self.evaluate(ifModifiedSince: "Sun, 06 Nov 1994 08:49:37 GMT", representation: file) == .proceed)
