@@ -1,10 +1,13 @@
 // libFuzzer target for the HTTP range machinery in KioskCore: `Range`, `If-Range`, `Content-Range`,
-// entity-tags and HTTP-dates. Built by scripts/fuzz.sh; see README "Fuzzing".
+// entity-tags, HTTP-dates and the preconditions (`If-Match`, `If-None-Match`, `If-Modified-Since`,
+// `If-Unmodified-Since`). Built by scripts/fuzz.sh; see README "Fuzzing".
 //
 // Input format (text, lines separated by "\n"):
 //   line 1: a `Range` field value (also tried as a `Content-Range` value)
 //   line 2: an optional `If-Range` field value (also tried as an entity-tag, an entity-tag list and an HTTP-date)
 //   line 3: an optional representation length in decimal; the range is also evaluated against fixed lengths
+//   lines 4-7: optional `If-Match`, `If-None-Match`, `If-Modified-Since` and `If-Unmodified-Since` field values
+//     (absent when the line is missing or empty)
 import Foundation
 import KioskCore
 
@@ -22,15 +25,19 @@ private func check(_ condition: @autoclosure () -> Bool, _ message: @autoclosure
     if !condition() { fatalError("invariant violated: \(message())") }
 }
 
-/// libFuzzer entry point: runs one input through the range parsers and the evaluator and checks their invariants.
+/// libFuzzer entry point: runs one input through the range parsers, the range evaluator and the precondition
+/// evaluation, and checks their invariants.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func rangeFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
-    let lines = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+    let lines = text.split(separator: "\n", maxSplits: 6, omittingEmptySubsequences: false).map(String.init)
     let range = lines[0]
     let ifRange = lines.count > 1 && !lines[1].isEmpty ? lines[1] : nil
     var lengths = fixedLengths
     if lines.count > 2, let length = Int64(lines[2]), length >= 0 { lengths.append(length) }
+    let field = { (index: Int) in lines.count > index && !lines[index].isEmpty ? lines[index] : nil }
+    let preconditions = RequestPreconditions(
+        ifMatch: field(3), ifNoneMatch: field(4), ifModifiedSince: field(5), ifUnmodifiedSince: field(6))
 
     checkRangeHeader(range, lengths: lengths)
     checkContentRange(range)
@@ -39,10 +46,13 @@ public func rangeFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -
             checkEvaluation(range: range, ifRange: ifRange, length: length, maxRanges: maxRanges)
         }
     }
+    checkPreconditions(preconditions)
     if let ifRange {
         checkEntityTags(ifRange)
         checkHTTPDate(ifRange)
     }
+    [preconditions.ifMatch, preconditions.ifNoneMatch].compactMap { $0 }.forEach(checkEntityTags)
+    [preconditions.ifModifiedSince, preconditions.ifUnmodifiedSince].compactMap { $0 }.forEach(checkHTTPDate)
     checkDateFormatting(Array(UnsafeBufferPointer(start: data, count: size)))
     return 0
 }
@@ -118,6 +128,64 @@ private func checkEvaluation(range: String, ifRange: String?, length: Int64, max
         check(byteRanges.reduce(Int128(0)) { $0 + Int128($1.length) } <= Int128(length), "ranges longer than \(length)")
         byteRanges.forEach { checkContentRangeRoundTrip($0, length: length) }
     }
+}
+
+/// The preconditions agree with a model of RFC 9110 §13.2.2 written from the specification's wording (each field
+/// judged on its own, then the first deciding step wins), for a strong tag and for a weak one with a fractional
+/// modification time. The server evaluates them before `Range` and `If-Range`, which ``checkEvaluation`` covers.
+private func checkPreconditions(_ preconditions: RequestPreconditions) {
+    for representation in [
+        RepresentationMetadata(length: 1000, entityTag: representationTag, lastModified: representationDate),
+        // A fraction of a second that Last-Modified drops, and a weak tag that If-Match never matches.
+        RepresentationMetadata(
+            length: 10, entityTag: EntityTag(opaqueTag: "v1-abc", isWeak: true)!,
+            lastModified: representationDate.addingTimeInterval(0.75)),
+    ] {
+        let decision = preconditions.evaluate(for: representation, now: fixedNow)
+        let expected = modelPreconditions(preconditions, representation: representation)
+        check(decision == expected, "preconditions \(preconditions) gave \(decision), expected \(expected)")
+    }
+}
+
+/// The model: each field's condition from the plain reading of RFC 9110 §13.1.1–13.1.4, then the §13.2.2 steps.
+/// Tag matching compares printed forms (`"v1-abc"` or `W/"v1-abc"`), dates compare whole seconds.
+private func modelPreconditions(
+    _ preconditions: RequestPreconditions, representation: RepresentationMetadata
+) -> PreconditionDecision {
+    let current = representation.entityTag
+    let lastModified = representation.lastModified.timeIntervalSince1970.rounded(.down)
+    let strongForm = "\"" + current.opaqueTag + "\""
+    /// The listed tags in printed form, `["*"]` for `*`, or nil when the value is not `*` or a list of tags.
+    func listed(_ value: String) -> [String]? {
+        switch EntityTagList(parsing: value) {
+        case nil: nil
+        case .any?: ["*"]
+        case let .tags(tags)?: tags.map(\.headerValue)
+        }
+    }
+    func date(_ value: String) -> TimeInterval? {
+        HTTPDate.parse(value, relativeTo: fixedNow)?.timeIntervalSince1970
+    }
+
+    // §13.1.1: true for *, or when a listed tag is the current one by strong comparison (both strong).
+    if let value = preconditions.ifMatch {
+        let tags = listed(value) ?? []
+        let holds = tags.contains("*") || (!current.isWeak && tags.contains(strongForm))
+        if !holds { return .preconditionFailed(.ifMatch) }
+    } else if let value = preconditions.ifUnmodifiedSince, let since = date(value), !(lastModified <= since) {
+        // §13.1.4: true when the last modification is earlier than or equal to the date.
+        return .preconditionFailed(.ifUnmodifiedSince)
+    }
+    // §13.1.2: false for *, or when a listed tag is the current one by weak comparison (weakness disregarded).
+    if let value = preconditions.ifNoneMatch {
+        let tags = listed(value) ?? []
+        let matches = tags.contains("*") || tags.contains(strongForm) || tags.contains("W/" + strongForm)
+        if matches { return .notModified(.ifNoneMatch) }
+    } else if let value = preconditions.ifModifiedSince, let since = date(value), lastModified <= since {
+        // §13.1.3: false when the last modification is earlier than or equal to the date.
+        return .notModified(.ifModifiedSince)
+    }
+    return .proceed
 }
 
 /// The `Content-Range` the server would send for a range is read back identically by a client.

@@ -157,6 +157,30 @@ struct FaultInjectionTests {
         }
     }
 
+    @Test func preconditionsCompareTheChangedValidators() async throws {
+        try await withFixture { fixture in
+            let realTag = "\"\(fixture.sha256)\""
+            // With etag-change the file looks changed: the real tag no longer matches, either way.
+            let revalidated = try await fixture.faulty("etag-change", [("If-None-Match", realTag)])
+            #expect(revalidated.status == 200)
+            #expect(revalidated.body == fixture.clean)
+            let guarded = try await fixture.faulty("etag-change", [("If-Match", realTag), ("Range", "bytes=0-9")])
+            #expect(guarded.status == 412)
+            // A 304 repeats the changed validators, not the file's.
+            let later = HTTPDate.format(Date().addingTimeInterval(3600))
+            let current = try await fixture.server.send(
+                "HEAD", fixture.url,
+                headers: [
+                    fixture.auth, ("Kiosk-Fault", "etag-change"), ("If-Match", "*"), ("If-Modified-Since", later),
+                ])
+            #expect(current.status == 304)
+            let changedTag = try #require(current.header("ETag"))
+            #expect(changedTag != realTag)
+            #expect(EntityTag(parsing: changedTag)?.isWeak == false)
+            #expect(try await fixture.injected("etag_change") == 3)
+        }
+    }
+
     @Test func corruptFlipsExactlyOneByte() async throws {
         try await withFixture { fixture in
             let response = try await fixture.faulty("corrupt=100")

@@ -13,6 +13,7 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case methodNotAllowed = "method_not_allowed"
     case versionGone = "version_gone"
     case rangeNotSatisfiable = "range_not_satisfiable"
+    case preconditionFailed = "precondition_failed"
     case storeUnavailable = "store_unavailable"
     case storeMisconfigured = "store_misconfigured"
     case transactionInvalid = "transaction_invalid"
@@ -30,6 +31,7 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
         case .notFound: 404
         case .methodNotAllowed: 405
         case .versionGone: 410
+        case .preconditionFailed: 412
         case .payloadTooLarge: 413
         case .rangeNotSatisfiable: 416
         case .storeMisconfigured, .internalError: 500

@@ -127,9 +127,10 @@ struct ContentRoutes {
     private func respond(
         to request: Request, file: ManifestFile, isHead: Bool, channel: any Channel, faults: ResponseFaults?
     ) throws -> Response {
+        let currentTime = now()
         var representation = RepresentationMetadata(
             length: file.length, entityTag: file.entityTag, lastModified: file.lastModified)
-        faults?.changeValidators(of: &representation, now: now())
+        faults?.changeValidators(of: &representation, now: currentTime)
         var headers: HTTPFields = [
             .eTag: representation.entityTag.headerValue,
             .lastModified: HTTPDate.format(representation.lastModified),
@@ -137,6 +138,22 @@ struct ContentRoutes {
             .cacheControl: "private",
         ]
         headers[HTTPField.Name("Repr-Digest")!] = file.representationDigest
+        // RFC 9110 §13.2.2: the preconditions, against the validators sent, before Range and If-Range.
+        let preconditions = RequestPreconditions(
+            ifMatch: request.headers[.ifMatch], ifNoneMatch: request.headers[.ifNoneMatch],
+            ifModifiedSince: request.headers[.ifModifiedSince], ifUnmodifiedSince: request.headers[.ifUnmodifiedSince])
+        switch preconditions.evaluate(for: representation, now: currentTime) {
+        case .proceed:
+            break
+        case .notModified:
+            // What a 200 would carry, without a body (RFC 9110 §15.4.5).
+            return Response(status: .notModified, headers: headers)
+        case .preconditionFailed(let field):
+            throw APIError(
+                .preconditionFailed,
+                "The \(field.rawValue) precondition does not hold for the current file (ETag "
+                    + "\(representation.entityTag.headerValue), last modified \(headers[.lastModified] ?? "")).")
+        }
         let contentType = MediaTypes.forPath(file.path)
         let range = faults.map { $0.range(request.headers[.range], isHead: isHead) } ?? request.headers[.range]
         let decision = evaluator.evaluate(
