@@ -475,6 +475,20 @@ struct CatalogLoaderTests {
         #expect(snapshot.catalog(ids: ["com.new"]).products.first?.type == .autoRenewable)
     }
 
+    /// The answers encoded once per snapshot are, byte for byte, the wire encoding of the typed answers.
+    @Test func encodedAnswersAreTheWireEncodingOfTheTypedOnes() throws {
+        let snapshot = F.load(try Self.orderingFolder())
+        #expect(Data(buffer: snapshot.encoded.all.json) == (try KioskJSON.encode(snapshot.catalog(ids: nil))))
+        for ids in [["com.b", "nope", "com.b", "com.new", "other"], [], ["x"], snapshot.ordered.map(\.info.productID)] {
+            let encoded = snapshot.encoded.answer(ids: ids)
+            #expect(Data(buffer: encoded.json) == (try KioskJSON.encode(snapshot.catalog(ids: ids))), "\(ids)")
+        }
+        let one = try #require(snapshot.encoded.product(id: "com.b"))
+        #expect(Data(buffer: one.json) == (try KioskJSON.encode(snapshot.products["com.b"]!.product)))
+        #expect(snapshot.encoded.product(id: "nope") == nil)
+        #expect(one.entityTag != snapshot.encoded.all.entityTag)
+    }
+
     @Test func catalogForIDsKeepsRequestOrderAndListsUnknownIDsOnce() throws {
         let snapshot = F.load(try Self.orderingFolder())
         let response = snapshot.catalog(ids: ["com.b", "nope", "com.b", "com.new", "nope", "other", "COM.B"])

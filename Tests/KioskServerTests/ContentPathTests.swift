@@ -212,11 +212,11 @@ struct ContentPathTests {
         ("", false),
     ] as [(String, Bool)])
     func acceptsGzip(header: String, expected: Bool) {
-        #expect(CatalogRoutes.acceptsGzip(header) == expected, "\(header)")
+        #expect(CatalogRepresentation.acceptsGzip(header) == expected, "\(header)")
     }
 
     @Test func noAcceptEncodingMeansNoGzip() {
-        #expect(CatalogRoutes.acceptsGzip(nil) == false)
+        #expect(CatalogRepresentation.acceptsGzip(nil) == false)
     }
 
     @Test(arguments: [
@@ -224,6 +224,6 @@ struct ContentPathTests {
         ("*;q=0, gzip", true),  // gzip explicitly accepted
     ] as [(String, Bool)])
     func explicitGzipEntryWinsOverWildcard(header: String, expected: Bool) {
-        #expect(CatalogRoutes.acceptsGzip(header) == expected, "\(header)")
+        #expect(CatalogRepresentation.acceptsGzip(header) == expected, "\(header)")
     }
 }

@@ -65,8 +65,12 @@ public struct CatalogSnapshot: Sendable {
     public let ordered: [CatalogProduct]
     /// Folders that were skipped or files that were left out, with the reason.
     public let problems: [ContentProblem]
+    /// The catalog answers, encoded once for this snapshot.
+    public let encoded: EncodedCatalog
+    /// What the entitlement policy needs of every product, built once for this snapshot.
+    public let entitlementProducts: [String: EntitlementProduct]
 
-    /// Creates a snapshot from loaded products.
+    /// Creates a snapshot from loaded products, encoding the catalog.
     public init(products: [CatalogProduct], problems: [ContentProblem]) {
         self.products = Dictionary(products.map { ($0.info.productID, $0) }, uniquingKeysWith: { first, _ in first })
         self.ordered = products.sorted { lhs, rhs in
@@ -75,6 +79,11 @@ public struct CatalogSnapshot: Sendable {
             return left != right ? left > right : lhs.info.productID < rhs.info.productID
         }
         self.problems = problems
+        self.encoded = EncodedCatalog(products: ordered)
+        self.entitlementProducts = self.products.mapValues {
+            EntitlementProduct(
+                kind: ProductKind($0.info.type), publishedAt: $0.info.publishedAt, unlocks: $0.info.unlocks)
+        }
     }
 
     /// The catalog answer, optionally filtered to `ids` (unknown IDs are listed as invalid, in request order).

@@ -1,70 +1,73 @@
-import CompressNIO
-import Crypto
 import Foundation
 import Hummingbird
 import KioskCore
 
-/// `GET /v1/products`: the catalog, with a strong ETag, `If-None-Match` → 304 and gzip when asked for.
+/// `GET`/`HEAD /v1/products` (the catalog, or `?ids=` a selection) and `GET`/`HEAD /v1/products/{id}` (one
+/// product): answers encoded once per catalog snapshot, each with a strong `ETag`, `If-None-Match` → 304, gzip when
+/// asked for, and a `Cache-Control` that lets a CDN keep them briefly.
 struct CatalogRoutes {
     let catalog: ContentCatalog
 
+    /// The catalog is public and changes at most once per reload: caches may keep an answer for 10 s (the default
+    /// reload interval), then serve it for up to a minute more while they revalidate it with its `ETag`.
+    static let cacheControl = "public, max-age=10, stale-while-revalidate=60"
+    /// The most IDs one `?ids=` request may ask for.
+    static let maximumIDs = 500
+
     func register(on router: Router<KioskRequestContext>) {
-        router.get("/v1/products") { request, _ in try self.products(request) }
-    }
-
-    func products(_ request: Request) throws -> Response {
-        var ids: [String]?
-        if let raw = request.uri.queryParameters.get("ids") {
-            let list = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            guard list.count <= 500 else { throw APIError.badRequest("Ask for at most 500 product IDs at once.") }
-            if let bad = list.first(where: { !Identifiers.isValidProductID($0) }) {
-                throw APIError.badRequest("'\(bad.prefix(64))' is not a valid product ID.")
-            }
-            ids = list
+        router.get("/v1/products") { request, _ in try self.products(request, isHead: false) }
+        router.head("/v1/products") { request, _ in try self.products(request, isHead: true) }
+        router.get("/v1/products/{id}") { request, context in
+            try self.product(request, id: context.parameters.get("id"), isHead: false)
         }
-        return try render(catalog.snapshot.catalog(ids: ids), request: request)
+        router.head("/v1/products/{id}") { request, context in
+            try self.product(request, id: context.parameters.get("id"), isHead: true)
+        }
     }
 
-    private func render(_ answer: CatalogResponse, request: Request) throws -> Response {
-        let body = try KioskJSON.encode(answer)
-        let digest = SHA256.hash(data: body).prefix(16).hexString
-        let gzip = Self.acceptsGzip(request.headers[.acceptEncoding]) && body.count > 512
-        // Each representation has its own strong tag: the gzip one is another sequence of bytes.
-        let tag = EntityTag(opaqueTag: gzip ? digest + "-gzip" : digest)!  // hex and '-' make a valid opaque tag
+    func products(_ request: Request, isHead: Bool) throws -> Response {
+        let encoded = catalog.snapshot.encoded
+        guard let raw = request.uri.queryParameters.get("ids") else {
+            return Self.respond(with: encoded.all, to: request, isHead: isHead)
+        }
+        let ids = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard ids.count <= Self.maximumIDs else {
+            throw APIError.badRequest("Ask for at most \(Self.maximumIDs) product IDs at once.")
+        }
+        if let bad = ids.first(where: { !Identifiers.isValidProductID($0) }) {
+            throw APIError.badRequest("'\(bad.prefix(64))' is not a valid product ID.")
+        }
+        return Self.respond(with: encoded.answer(ids: ids), to: request, isHead: isHead)
+    }
+
+    func product(_ request: Request, id: String?, isHead: Bool) throws -> Response {
+        guard let id, Identifiers.isValidProductID(id) else {
+            throw APIError.badRequest("'\((id ?? "").prefix(64))' is not a valid product ID.")
+        }
+        guard let representation = catalog.snapshot.encoded.product(id: id) else {
+            throw APIError.notFound("There is no product '\(id)'.")
+        }
+        return Self.respond(with: representation, to: request, isHead: isHead)
+    }
+
+    /// 200 with the representation the client accepts, or 304 when its `If-None-Match` names it (weak comparison,
+    /// RFC 9110 §13.1.2). HEAD gets the headers GET would.
+    static func respond(with representation: CatalogRepresentation, to request: Request, isHead: Bool) -> Response {
+        let variant = representation.variant(acceptEncoding: request.headers[.acceptEncoding])
         var headers: HTTPFields = [
-            .eTag: tag.headerValue, .cacheControl: "no-cache", .vary: "Accept-Encoding",
+            .eTag: variant.entityTag.headerValue, .cacheControl: cacheControl, .vary: "Accept-Encoding",
         ]
         if let ifNoneMatch = request.headers[.ifNoneMatch], let list = EntityTagList(parsing: ifNoneMatch),
-            list.matchesWeakly(tag)
+            list.matchesWeakly(variant.entityTag)
         {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = "application/json; charset=utf-8"
-        var buffer = ByteBuffer(bytes: body)
-        if gzip {
-            headers[.contentEncoding] = "gzip"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: try buffer.compress(with: .gzip())))
+        if variant.isGzip { headers[.contentEncoding] = "gzip" }
+        if isHead {
+            headers[.contentLength] = String(variant.body.readableBytes)
+            return Response(status: .ok, headers: headers)
         }
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: buffer))
-    }
-
-    /// Whether an `Accept-Encoding` value accepts gzip (RFC 9110 §12.5.3): the quality of an explicit `gzip` or
-    /// `x-gzip` entry if there is one, otherwise that of `*`, must be above zero.
-    static func acceptsGzip(_ value: String?) -> Bool {
-        guard let value else { return false }
-        var explicit: Double?
-        var wildcard: Double?
-        for item in value.lowercased().split(separator: ",") {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let coding = parts.first else { continue }
-            let quality =
-                parts.dropFirst().first { $0.hasPrefix("q=") }.map { Double($0.dropFirst(2)) ?? 0 } ?? 1
-            switch coding {
-            case "gzip", "x-gzip": explicit = max(explicit ?? 0, quality)
-            case "*": wildcard = quality
-            default: continue
-            }
-        }
-        return (explicit ?? wildcard ?? 0) > 0
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: variant.body))
     }
 }

@@ -28,13 +28,8 @@ struct PurchaseRoutes {
         router.post("/v1/downloads") { request, context in try await self.grant(request, logger: context.logger) }
     }
 
-    /// What the entitlement policy needs of every catalog product.
-    private func entitlementProducts() -> [String: EntitlementProduct] {
-        catalog.snapshot.products.mapValues {
-            EntitlementProduct(
-                kind: ProductKind($0.info.type), publishedAt: $0.info.publishedAt, unlocks: $0.info.unlocks)
-        }
-    }
+    /// What the entitlement policy needs of every catalog product (built once per catalog snapshot).
+    private func entitlementProducts() -> [String: EntitlementProduct] { catalog.snapshot.entitlementProducts }
 
     func verifyReceipt(_ request: Request, logger: Logger) async throws -> Response {
         let body = try await JSONIO.decodeBody(ReceiptVerificationRequest.self, from: request, limit: Self.receiptBodyLimit)
