@@ -77,13 +77,6 @@ struct RefundTests {
         try await server.post("/v1/downloads", GrantRequest(proof: proof, productID: productID))
     }
 
-    /// Makes the sandbox store reverse a refund and notify the server.
-    func reverseRefund(_ server: TestServer, _ transactionID: String) async throws -> SandboxNotificationResponse {
-        try await server.postJSON(
-            "/sandbox/notifications", ["transaction_id": transactionID, "kind": "refund_reversed"],
-            as: SandboxNotificationResponse.self)
-    }
-
     @Test("Refunding the first period closes its issue only; the paid renewal stays open", arguments: Proof.allCases)
     func firstPeriodRefunded(_ proof: Proof) async throws {
         try await TestServer.with { server in
@@ -128,10 +121,14 @@ struct RefundTests {
             #expect(try code(try await fetch(server, subscription.grants[0])) == "transaction_revoked")
             #expect(try code(try await askGrant(server, subscription.issues[0], subscription.proof)) == "not_entitled")
 
-            let reversal = try await reverseRefund(server, subscription.periods[0])
+            let reversal = try await server.notify(subscription.periods[0], .refundReversed)
             #expect(reversal.result.notificationType == "REFUND_REVERSED")
             #expect(reversal.result.outcome == .applied)
             #expect(try await fetch(server, subscription.grants[0]).status == 206)
+            let twice = try await server.post(
+                "/sandbox/notifications",
+                SandboxNotificationRequest(transactionID: subscription.periods[0], kind: .refundReversed))
+            #expect(twice.status == 400)
             // The proof, verified again (the refund still in a cached answer or not), does not revoke it again.
             let again = try await server.grant(subscription.issues[0], proof: subscription.proof)
             #expect(try await fetch(server, again).status == 206)
@@ -161,6 +158,36 @@ struct RefundTests {
                 #expect(try code(try await fetch(server, grant)) == "transaction_revoked")
                 #expect(try code(try await askGrant(server, issue, subscription.proof)) == "not_entitled")
             }
+        }
+    }
+
+    @Test("A customer locked out by the previous release gets access back at start", arguments: Proof.allCases)
+    func lockOutRecordedByThePreviousRelease(_ proof: Proof) async throws {
+        let fixture = try #require(Bundle.module.resourceURL).appendingPathComponent("Fixtures/legacy-lockout")
+        let facts = try JSONDecoder().decode(
+            [String: String].self, from: Data(contentsOf: fixture.appendingPathComponent("fixture.json")))
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-legacy-\(UUID().uuidString)")
+        try FileManager.default.copyItem(at: fixture.appendingPathComponent("data"), to: data)
+        defer { try? FileManager.default.removeItem(at: data) }
+        try await TestServer.with(configure: { $0.dataDirectory = data }) { server in
+            let issue = try #require(facts["issue"])
+            try server.publishIssue(issue, at: try #require(facts["published_at"].flatMap(RFC3339.date(from:))))
+            await server.reloadCatalog()
+            // A new grant with either proof works.
+            let signed: PurchaseProof =
+                switch proof {
+                case .receipt: .receipt(try #require(facts["receipt"]))
+                case .signedTransaction: .signedTransaction(try #require(facts["signed_transaction"]))
+                }
+            let grant = try await server.grant(issue, proof: signed)
+            #expect(try await fetch(server, grant).status == 206)
+            // The token the previous release issued, and refused after the first period's refund, opens content.
+            var previous = grant
+            previous.token = try #require(facts["token"])
+            #expect(try await fetch(server, previous).status == 206)
+            // The refunded first period still counts as refunded.
+            let original = try #require(facts["original_transaction_id"])
+            #expect(try await server.server.ledger.transaction(id: original)?.cancellationDate != nil)
         }
     }
 }

@@ -189,7 +189,8 @@ struct StoreKit2Tests {
             // An issue published a second into the first period, and one in the next period.
             let early = "com.example.kiosk.magazine.test-early"
             let later = "com.example.kiosk.magazine.test-later"
-            try server.publishIssue(early, at: Date(timeIntervalSince1970: (start.timeIntervalSince1970 + 1).rounded(.up)))
+            try server.publishIssue(
+                early, at: Date(timeIntervalSince1970: (start.timeIntervalSince1970 + 1).rounded(.up)))
             try server.publishIssue(later, at: start.addingTimeInterval(period + 86_400))
             await server.reloadCatalog()
             let proof = try signed(subscription)
