@@ -93,6 +93,12 @@ struct RefundTests {
             let closed = try await askGrant(server, subscription.issues[0], subscription.proof)
             #expect(closed.status == 403)
             #expect(try code(closed) == "not_entitled")
+            // Restore lists the renewal's issue, not the refunded period's.
+            let restored = try await server.postJSON(
+                "/v1/receipts/verify", ReceiptVerificationRequest(proof: subscription.proof),
+                as: EntitlementsResponse.self)
+            let listed = Set(restored.entitlements.map(\.productID))
+            #expect(listed.contains(subscription.issues[1]) && !listed.contains(subscription.issues[0]))
         }
     }
 
