@@ -189,9 +189,9 @@ struct StoreKit2Tests {
             // An issue published a second into the first period, and one in the next period.
             let early = "com.example.kiosk.magazine.test-early"
             let later = "com.example.kiosk.magazine.test-later"
-            try publish(
-                early, at: Date(timeIntervalSince1970: (start.timeIntervalSince1970 + 1).rounded(.up)), on: server)
-            try publish(later, at: start.addingTimeInterval(period + 86_400), on: server)
+            try server.publishIssue(
+                early, at: Date(timeIntervalSince1970: (start.timeIntervalSince1970 + 1).rounded(.up)))
+            try server.publishIssue(later, at: start.addingTimeInterval(period + 86_400))
             await server.reloadCatalog()
             let proof = try signed(subscription)
 
@@ -234,7 +234,7 @@ struct StoreKit2Tests {
             let grace = try await server.notify(subscription.transactionID, .gracePeriod, graceDays: 3)
             #expect(grace.result.subtype == "GRACE_PERIOD")
             // Published after the failed renewal, inside the grace period.
-            try publish(issue, at: Date().addingTimeInterval(86_400), on: server)
+            try server.publishIssue(issue, at: Date().addingTimeInterval(86_400))
             await server.reloadCatalog()
             _ = try await server.grant(issue, proof: proof)
             _ = try await server.notify(subscription.transactionID, .expire)
@@ -282,18 +282,5 @@ struct StoreKit2Tests {
             #expect(restored.entitlements.map(\.productID) == [Sample.levels])
             await reopened.close()
         }
-    }
-
-    /// Writes a one-file magazine issue published at `date` into the server's content folder.
-    func publish(_ productID: String, at date: Date, on server: TestServer) throws {
-        let folder = server.contentDirectory.appendingPathComponent(productID)
-        try FileManager.default.createDirectory(
-            at: folder.appendingPathComponent("Contents"), withIntermediateDirectories: true)
-        let info: [String: String] = [
-            "product_id": productID, "type": "non_consumable", "title": "Issue", "content_version": "1",
-            "published_at": RFC3339.string(from: date),
-        ]
-        try JSONSerialization.data(withJSONObject: info).write(to: folder.appendingPathComponent("Info.json"))
-        try Data(repeating: 7, count: 1000).write(to: folder.appendingPathComponent("Contents/issue.pdf"))
     }
 }

@@ -101,6 +101,8 @@ public enum SandboxNotificationKind: String, Codable, Sendable, Hashable, CaseIt
     case refund
     /// Revoke the transaction (as Family Sharing does), then send `REVOKE`.
     case revoke
+    /// Reverse the transaction's refund (or revocation), then send `REFUND_REVERSED`.
+    case refundReversed = "refund_reversed"
     /// Renew the subscription for one more period, then send `DID_RENEW`.
     case renew
     /// End the subscription's paid period now, then send `EXPIRED`.

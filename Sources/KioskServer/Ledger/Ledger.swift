@@ -22,12 +22,14 @@ public struct LedgerTransaction: Codable, Sendable, Hashable {
     public var quantity: Int
     /// When the store last confirmed it.
     public var verifiedAt: Date
+    /// What its cancellation closes, when it is cancelled; `nil` otherwise.
+    public var revocationScope: RevocationScope?
 
     /// Creates a ledger row.
     public init(
         transactionID: String, originalTransactionID: String, productID: String, environment: String,
         bundleID: String, purchaseDate: Date, expiresDate: Date?, cancellationDate: Date?, quantity: Int,
-        verifiedAt: Date
+        verifiedAt: Date, revocationScope: RevocationScope? = nil
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
@@ -39,7 +41,55 @@ public struct LedgerTransaction: Codable, Sendable, Hashable {
         self.cancellationDate = cancellationDate
         self.quantity = quantity
         self.verifiedAt = verifiedAt
+        self.revocationScope = revocationScope
     }
+
+    /// The revocation in force for this transaction, if it is cancelled.
+    public var revocation: Revocation? {
+        guard cancellationDate != nil else { return nil }
+        return Revocation(
+            transactionID: transactionID, originalTransactionID: originalTransactionID,
+            scope: revocationScope ?? RevocationScope.refund(expiresDate: expiresDate))
+    }
+}
+
+/// What a refund or a revocation closes.
+public enum RevocationScope: String, Codable, Sendable, Hashable {
+    /// Only what the transaction paid for: its grant tokens, and the issues only its paid period unlocked. A
+    /// refunded subscription period; the purchase's other paid periods stay open.
+    case transaction
+    /// The whole purchase: every transaction of its original transaction, and every token they paid for. A refunded
+    /// non-consumable (or consumable), or a Family Sharing `REVOKE`.
+    case purchase
+
+    /// The scope of a refund: a transaction with a paid period (a subscription period) is refunded alone; one
+    /// without ends the purchase.
+    public static func refund(expiresDate: Date?) -> RevocationScope { expiresDate == nil ? .purchase : .transaction }
+}
+
+/// A refunded or revoked transaction, and what it closes.
+public struct Revocation: Sendable, Hashable {
+    /// The cancelled transaction.
+    public var transactionID: String
+    /// The first transaction of its purchase.
+    public var originalTransactionID: String
+    /// What the cancellation closes.
+    public var scope: RevocationScope
+
+    /// Creates a revocation.
+    public init(transactionID: String, originalTransactionID: String, scope: RevocationScope) {
+        self.transactionID = transactionID
+        self.originalTransactionID = originalTransactionID
+        self.scope = scope
+    }
+}
+
+/// A change to the revocations in force, applied to the in-memory ``RevocationList`` once the ledger committed it.
+public enum RevocationChange: Sendable, Hashable {
+    /// A transaction was refunded or revoked.
+    case revoked(Revocation)
+    /// A refund was reversed (App Store `REFUND_REVERSED`): the transaction entitles again.
+    case reinstated(Revocation)
 }
 
 /// What the ledger knows of one subscription beyond its transactions, from App Store Server Notifications.
@@ -76,8 +126,17 @@ public enum InstallationAdmission: Sendable, Hashable {
 /// It also keeps what App Store Server Notifications say (which notifications arrived, grace periods) and which
 /// installations use each purchase.
 ///
+/// Refunds and revocations are ordered by date: a reversed refund ("reinstated") ignores any cancellation of the
+/// same transaction dated at or before the reversal, so a stale proof or a late notification cannot revoke it again.
+///
 /// The embedded default is ``SQLLedger`` on SQLite; the same queries run on PostgreSQL for scale-out.
 public protocol Ledger: Sendable {
+    /// Runs `body` as one database transaction: the ledger it receives sees no concurrent change, and its changes
+    /// are all kept (when `body` returns) or none (when it throws). Transactions run one after the other, as if
+    /// serially (SQLite: `BEGIN IMMEDIATE` on the ledger's connection, one at a time; a PostgreSQL ledger would use
+    /// `SERIALIZABLE` or lock the rows it reads). Calling it on the ledger a transaction received runs `body` inside
+    /// that transaction.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any Ledger) async throws -> T) async throws -> T
     /// Inserts or updates these transactions (a recorded cancellation is kept).
     func record(_ transactions: [LedgerTransaction]) async throws
     /// Inserts those of these transactions not yet recorded, changing nothing recorded.
@@ -88,10 +147,17 @@ public protocol Ledger: Sendable {
     func transactions(originalTransactionIDs: [String]) async throws -> [LedgerTransaction]
     /// How many transactions are recorded.
     func count() async throws -> Int
-    /// Marks a transaction refunded or revoked at `date` (an earlier recorded date is kept).
-    func revoke(transactionID: String, at date: Date) async throws
-    /// The IDs of every refunded or revoked transaction.
-    func revokedTransactionIDs() async throws -> [String]
+    /// Marks a transaction refunded or revoked at `date` (an earlier recorded date is kept; a `purchase` scope
+    /// widens a `transaction` one), unless a reversal dated at or after `date` was recorded. Returns the revocation
+    /// now in force, `nil` when the transaction is not recorded or the reversal stands.
+    func revoke(transactionID: String, at date: Date, scope: RevocationScope) async throws -> Revocation?
+    /// Lifts a refund reversed at `date` (App Store `REFUND_REVERSED`), and ignores from now on any cancellation of
+    /// the transaction dated at or before `date`. Returns the revocation lifted, `nil` when none was in force (or
+    /// the one in force is dated after `date`).
+    func reinstate(transactionID: String, at date: Date) async throws -> Revocation?
+    /// Every revocation in force. A transaction cancelled by an older release (no recorded scope) is scoped as
+    /// ``RevocationScope/refund(expiresDate:)`` says.
+    func revocations() async throws -> [Revocation]
     /// Whether a notification with this `notificationUUID` was already applied.
     func hasNotification(uuid: String) async throws -> Bool
     /// Records that a notification was applied.

@@ -1,22 +1,68 @@
 import NIOConcurrencyHelpers
 
-/// The refunded and revoked transactions, in memory, so that every content request can check its token's
-/// transaction without a database query. Loaded from the ledger at start and kept in step with it by whoever records
-/// a cancellation.
+/// The refunded and revoked transactions and purchases, in memory, so that every content request can check its
+/// token without a database query. Loaded from the ledger at start (which also applies the current scope rules to
+/// revocations recorded by an older release) and kept in step with it by whoever commits a ``RevocationChange``.
 public final class RevocationList: Sendable {
-    private let revoked: NIOLockedValueBox<Set<String>>
-
-    /// Creates a list holding `transactionIDs`.
-    public init(_ transactionIDs: some Sequence<String> = []) { revoked = NIOLockedValueBox(Set(transactionIDs)) }
-
-    /// Loads every cancelled transaction of `ledger`.
-    public static func load(from ledger: any Ledger) async throws -> RevocationList {
-        RevocationList(try await ledger.revokedTransactionIDs())
+    private struct State {
+        /// Every cancelled transaction: its own tokens no longer open content.
+        var transactions: Set<String> = []
+        /// Purchases ended as a whole (original transaction ID → the cancelled transactions that end it).
+        var purchases: [String: Set<String>] = [:]
     }
 
-    /// Adds a refunded or revoked transaction.
-    public func insert(_ transactionID: String) { _ = revoked.withLockedValue { $0.insert(transactionID) } }
+    private let state: NIOLockedValueBox<State>
 
-    /// Whether the transaction was refunded or revoked.
-    public func contains(_ transactionID: String) -> Bool { revoked.withLockedValue { $0.contains(transactionID) } }
+    /// Creates a list holding `revocations`.
+    public init(_ revocations: some Sequence<Revocation> = []) {
+        var state = State()
+        for revocation in revocations { Self.insert(revocation, into: &state) }
+        self.state = NIOLockedValueBox(state)
+    }
+
+    /// Loads every revocation in force in `ledger`.
+    public static func load(from ledger: any Ledger) async throws -> RevocationList {
+        RevocationList(try await ledger.revocations())
+    }
+
+    /// Applies changes the ledger committed, in order.
+    public func apply(_ changes: [RevocationChange]) {
+        state.withLockedValue { state in
+            for change in changes {
+                switch change {
+                case .revoked(let revocation): Self.insert(revocation, into: &state)
+                case .reinstated(let revocation): Self.remove(revocation, from: &state)
+                }
+            }
+        }
+    }
+
+    /// Whether a token paid by `transactionID` (of the purchase `originalTransactionID`, when the token names it)
+    /// must be refused: its transaction was cancelled, or its whole purchase was.
+    public func refuses(transactionID: String, originalTransactionID: String?) -> Bool {
+        state.withLockedValue { state in
+            state.transactions.contains(transactionID)
+                || originalTransactionID.map { state.purchases[$0] != nil } == true
+        }
+    }
+
+    /// Whether the transaction itself was refunded or revoked.
+    public func contains(_ transactionID: String) -> Bool {
+        state.withLockedValue { $0.transactions.contains(transactionID) }
+    }
+
+    private static func insert(_ revocation: Revocation, into state: inout State) {
+        state.transactions.insert(revocation.transactionID)
+        if revocation.scope == .purchase {
+            state.purchases[revocation.originalTransactionID, default: []].insert(revocation.transactionID)
+        }
+    }
+
+    private static func remove(_ revocation: Revocation, from state: inout State) {
+        state.transactions.remove(revocation.transactionID)
+        state.purchases[revocation.originalTransactionID]?.remove(revocation.transactionID)
+        if state.purchases[revocation.originalTransactionID]?.isEmpty == true {
+            state.purchases[revocation.originalTransactionID] = nil
+        }
+    }
 }

@@ -5,12 +5,19 @@ import SQLKit
 ///
 /// Tables: `ledger_transactions`, `ledger_notifications` (applied notification UUIDs), `ledger_subscriptions`
 /// (what notifications said about each subscription) and `ledger_installations`.
+///
+/// The ledger shares one connection among its callers: each operation, and each ``transaction(_:)`` as a whole,
+/// holds the ledger's ``SerialGate``, so that a database transaction never takes in another caller's statements.
 public struct SQLLedger: Ledger {
     private let database: any SQLDatabase
+    /// Held around each operation; `nil` for the ledger a running transaction hands to its body.
+    private let gate: SerialGate?
 
-    /// Creates the ledger over `database`, creating its table if needed.
+    /// Creates the ledger over `database`, creating its tables if needed and adding the columns that older releases
+    /// did not have.
     public init(database: any SQLDatabase) async throws {
         self.database = database
+        self.gate = SerialGate()
         try await database.create(table: "ledger_transactions").ifNotExists()
             .column("transaction_id", type: .text, .primaryKey(autoIncrement: false))
             .column("original_transaction_id", type: .text, .notNull)
@@ -23,6 +30,14 @@ public struct SQLLedger: Ledger {
             .column("quantity", type: .int, .notNull)
             .column("verified_at_ms", type: .bigint, .notNull)
             .run()
+        // Added after the first release: what a cancellation closes, and when a refund was last reversed.
+        let columns = try await database.raw("SELECT name FROM pragma_table_info('ledger_transactions')")
+            .all(decodingColumn: "name", as: String.self)
+        for (column, type) in [("revocation_scope", "TEXT"), ("reinstated_at_ms", "BIGINT")]
+        where !columns.contains(column) {
+            try await database.raw("ALTER TABLE ledger_transactions ADD COLUMN \(unsafeRaw: column) \(unsafeRaw: type)")
+                .run()
+        }
         try await database.raw(
             "CREATE INDEX IF NOT EXISTS ledger_transactions_original ON ledger_transactions (original_transaction_id)"
         ).run()
@@ -49,27 +64,75 @@ public struct SQLLedger: Ledger {
         ).run()
     }
 
-    public func record(_ transactions: [LedgerTransaction]) async throws {
-        for transaction in transactions {
-            let row = Row(transaction)
-            try await database.insert(into: "ledger_transactions")
-                .model(row)
-                .onConflict(with: ["transaction_id"]) { update in
-                    update
-                        .set(excludedValueOf: "expires_date_ms")
-                        .set(
-                            "cancellation_date_ms",
-                            to: SQLRaw(
-                                "COALESCE(ledger_transactions.cancellation_date_ms, excluded.cancellation_date_ms)")
-                        )
-                        .set(excludedValueOf: "quantity")
-                        .set(excludedValueOf: "verified_at_ms")
+    /// The ledger a running transaction hands to its body: its operations run inside that transaction.
+    private init(session: any SQLDatabase) {
+        database = session
+        gate = nil
+    }
+
+    /// Runs `body` on the database, alone (holding the gate), unless this ledger is already inside a transaction.
+    private func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
+        guard let gate else { return try await body(database) }
+        await gate.acquire()
+        do {
+            let result = try await body(database)
+            await gate.release()
+            return result
+        } catch {
+            await gate.release()
+            throw error
+        }
+    }
+
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any Ledger) async throws -> T) async throws -> T {
+        guard gate != nil else { return try await body(self) }
+        return try await exclusive { database in
+            try await database.withSession { session in
+                try await session.raw("BEGIN IMMEDIATE").run()
+                do {
+                    let result = try await body(SQLLedger(session: session))
+                    try await session.raw("COMMIT").run()
+                    return result
+                } catch {
+                    try? await session.raw("ROLLBACK").run()
+                    throw error
                 }
-                .run()
+            }
+        }
+    }
+
+    public func record(_ transactions: [LedgerTransaction]) async throws {
+        try await exclusive { database in
+            for transaction in transactions {
+                try await database.insert(into: "ledger_transactions")
+                    .model(Row(transaction))
+                    .onConflict(with: ["transaction_id"]) { update in
+                        update
+                            .set(excludedValueOf: "expires_date_ms")
+                            // A recorded cancellation stays; a reversed one does not come back.
+                            .set(
+                                "cancellation_date_ms",
+                                to: SQLRaw(
+                                    """
+                                    COALESCE(ledger_transactions.cancellation_date_ms, CASE WHEN \
+                                    ledger_transactions.reinstated_at_ms IS NULL OR \
+                                    excluded.cancellation_date_ms > ledger_transactions.reinstated_at_ms \
+                                    THEN excluded.cancellation_date_ms END)
+                                    """)
+                            )
+                            .set(excludedValueOf: "quantity")
+                            .set(excludedValueOf: "verified_at_ms")
+                    }
+                    .run()
+            }
         }
     }
 
     public func transaction(id: String) async throws -> LedgerTransaction? {
+        try await exclusive { database in try await Self.transaction(id: id, in: database) }
+    }
+
+    private static func transaction(id: String, in database: any SQLDatabase) async throws -> LedgerTransaction? {
         try await database.select().column("*").from("ledger_transactions")
             .where("transaction_id", .equal, id)
             .first(decoding: Row.self)
@@ -77,65 +140,106 @@ public struct SQLLedger: Ledger {
     }
 
     public func recordIfAbsent(_ transactions: [LedgerTransaction]) async throws {
-        for transaction in transactions {
-            try await database.insert(into: "ledger_transactions").model(Row(transaction))
-                .ignoringConflicts(with: ["transaction_id"])
-                .run()
+        try await exclusive { database in
+            for transaction in transactions {
+                try await database.insert(into: "ledger_transactions").model(Row(transaction))
+                    .ignoringConflicts(with: ["transaction_id"])
+                    .run()
+            }
         }
     }
 
     public func transactions(originalTransactionIDs: [String]) async throws -> [LedgerTransaction] {
         guard !originalTransactionIDs.isEmpty else { return [] }
-        return try await database.select().column("*").from("ledger_transactions")
-            .where("original_transaction_id", .in, originalTransactionIDs)
-            .orderBy("purchase_date_ms")
-            .all(decoding: Row.self)
-            .map(\.transaction)
+        return try await exclusive { database in
+            try await database.select().column("*").from("ledger_transactions")
+                .where("original_transaction_id", .in, originalTransactionIDs)
+                .orderBy("purchase_date_ms")
+                .all(decoding: Row.self)
+                .map(\.transaction)
+        }
     }
 
-    public func revoke(transactionID: String, at date: Date) async throws {
-        try await database.update("ledger_transactions")
-            .set("cancellation_date_ms", to: date.millisecondsSince1970)
-            .where("transaction_id", .equal, transactionID)
-            .where("cancellation_date_ms", .is, SQLLiteral.null)
-            .run()
+    public func revoke(transactionID: String, at date: Date, scope: RevocationScope) async throws -> Revocation? {
+        try await exclusive { database in
+            let milliseconds = date.millisecondsSince1970
+            try await database.raw(
+                """
+                UPDATE ledger_transactions
+                SET cancellation_date_ms = COALESCE(cancellation_date_ms, \(bind: milliseconds)),
+                    revocation_scope = CASE WHEN \(bind: scope.rawValue) = 'purchase' THEN 'purchase'
+                        ELSE COALESCE(revocation_scope, \(bind: scope.rawValue)) END
+                WHERE transaction_id = \(bind: transactionID)
+                    AND (cancellation_date_ms IS NOT NULL OR reinstated_at_ms IS NULL
+                        OR reinstated_at_ms < \(bind: milliseconds))
+                """
+            ).run()
+            return try await Self.transaction(id: transactionID, in: database)?.revocation
+        }
     }
 
-    public func revokedTransactionIDs() async throws -> [String] {
-        try await database.select().column("transaction_id").from("ledger_transactions")
-            .where("cancellation_date_ms", .isNot, SQLLiteral.null)
-            .all(decodingColumn: "transaction_id", as: String.self)
+    public func reinstate(transactionID: String, at date: Date) async throws -> Revocation? {
+        try await exclusive { database in
+            guard let row = try await Self.transaction(id: transactionID, in: database) else { return nil }
+            let milliseconds = date.millisecondsSince1970
+            let lifted = row.cancellationDate.map { $0.millisecondsSince1970 <= milliseconds } ?? false
+            try await database.raw(
+                """
+                UPDATE ledger_transactions
+                SET reinstated_at_ms = MAX(COALESCE(reinstated_at_ms, \(bind: milliseconds)), \(bind: milliseconds)),
+                    cancellation_date_ms = CASE WHEN \(bind: lifted) THEN NULL ELSE cancellation_date_ms END,
+                    revocation_scope = CASE WHEN \(bind: lifted) THEN NULL ELSE revocation_scope END
+                WHERE transaction_id = \(bind: transactionID)
+                """
+            ).run()
+            return lifted ? row.revocation : nil
+        }
+    }
+
+    public func revocations() async throws -> [Revocation] {
+        try await exclusive { database in
+            try await database.select().column("*").from("ledger_transactions")
+                .where("cancellation_date_ms", .isNot, SQLLiteral.null)
+                .all(decoding: Row.self)
+                .compactMap(\.transaction.revocation)
+        }
     }
 
     public func hasNotification(uuid: String) async throws -> Bool {
-        try await database.select().column("notification_uuid").from("ledger_notifications")
-            .where("notification_uuid", .equal, uuid)
-            .first() != nil
+        try await exclusive { database in
+            try await database.select().column("notification_uuid").from("ledger_notifications")
+                .where("notification_uuid", .equal, uuid)
+                .first() != nil
+        }
     }
 
     public func recordNotification(
         uuid: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date
     ) async throws {
-        try await database.insert(into: "ledger_notifications")
-            .columns("notification_uuid", "notification_type", "subtype", "signed_date_ms", "received_at_ms")
-            .values(
-                SQLBind(uuid), SQLBind(type), SQLBind(subtype), SQLBind(signedDate.millisecondsSince1970),
-                SQLBind(receivedAt.millisecondsSince1970)
-            )
-            .ignoringConflicts(with: ["notification_uuid"])
-            .run()
+        try await exclusive { database in
+            try await database.insert(into: "ledger_notifications")
+                .columns("notification_uuid", "notification_type", "subtype", "signed_date_ms", "received_at_ms")
+                .values(
+                    SQLBind(uuid), SQLBind(type), SQLBind(subtype), SQLBind(signedDate.millisecondsSince1970),
+                    SQLBind(receivedAt.millisecondsSince1970)
+                )
+                .ignoringConflicts(with: ["notification_uuid"])
+                .run()
+        }
     }
 
     public func subscriptionState(originalTransactionID: String) async throws -> SubscriptionState? {
-        try await database.select().column("*").from("ledger_subscriptions")
-            .where("original_transaction_id", .equal, originalTransactionID)
-            .first(decoding: SubscriptionRow.self)
-            .map {
-                SubscriptionState(
-                    originalTransactionID: $0.original_transaction_id,
-                    lastSignedDate: Date(milliseconds: $0.last_signed_date_ms),
-                    gracePeriodExpiresDate: $0.grace_expires_ms.map(Date.init(milliseconds:)))
-            }
+        try await exclusive { database in
+            try await database.select().column("*").from("ledger_subscriptions")
+                .where("original_transaction_id", .equal, originalTransactionID)
+                .first(decoding: SubscriptionRow.self)
+                .map {
+                    SubscriptionState(
+                        originalTransactionID: $0.original_transaction_id,
+                        lastSignedDate: Date(milliseconds: $0.last_signed_date_ms),
+                        gracePeriodExpiresDate: $0.grace_expires_ms.map(Date.init(milliseconds:)))
+                }
+        }
     }
 
     public func setSubscriptionState(_ state: SubscriptionState) async throws {
@@ -143,15 +247,26 @@ public struct SQLLedger: Ledger {
             original_transaction_id: state.originalTransactionID,
             last_signed_date_ms: state.lastSignedDate.millisecondsSince1970,
             grace_expires_ms: state.gracePeriodExpiresDate?.millisecondsSince1970)
-        try await database.insert(into: "ledger_subscriptions").model(row)
-            .onConflict(with: ["original_transaction_id"]) { update in
-                update.set(excludedValueOf: "last_signed_date_ms").set(excludedValueOf: "grace_expires_ms")
-            }
-            .run()
+        try await exclusive { database in
+            try await database.insert(into: "ledger_subscriptions").model(row)
+                .onConflict(with: ["original_transaction_id"]) { update in
+                    update.set(excludedValueOf: "last_signed_date_ms").set(excludedValueOf: "grace_expires_ms")
+                }
+                .run()
+        }
     }
 
     public func admitInstallation(
         _ installationID: String, originalTransactionID: String, limit: Int, at date: Date
+    ) async throws -> InstallationAdmission {
+        try await exclusive { database in
+            try await Self.admitInstallation(
+                installationID, originalTransactionID: originalTransactionID, limit: limit, at: date, in: database)
+        }
+    }
+
+    private static func admitInstallation(
+        _ installationID: String, originalTransactionID: String, limit: Int, at date: Date, in database: any SQLDatabase
     ) async throws -> InstallationAdmission {
         func installations() async throws -> [String] {
             try await database.select().column("installation_id").from("ledger_installations")
@@ -174,9 +289,11 @@ public struct SQLLedger: Ledger {
     }
 
     public func count() async throws -> Int {
-        try await database.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n")
-            .from("ledger_transactions")
-            .first(decodingColumn: "n", as: Int.self) ?? 0
+        try await exclusive { database in
+            try await database.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n")
+                .from("ledger_transactions")
+                .first(decodingColumn: "n", as: Int.self) ?? 0
+        }
     }
 
     /// A row of `ledger_subscriptions`.
@@ -198,6 +315,8 @@ public struct SQLLedger: Ledger {
         var cancellation_date_ms: Int64?
         var quantity: Int
         var verified_at_ms: Int64
+        var revocation_scope: String?
+        var reinstated_at_ms: Int64?
 
         init(_ transaction: LedgerTransaction) {
             transaction_id = transaction.transactionID
@@ -210,6 +329,8 @@ public struct SQLLedger: Ledger {
             cancellation_date_ms = transaction.cancellationDate?.millisecondsSince1970
             quantity = transaction.quantity
             verified_at_ms = transaction.verifiedAt.millisecondsSince1970
+            revocation_scope = transaction.cancellationDate == nil ? nil : transaction.revocationScope?.rawValue
+            reinstated_at_ms = nil
         }
 
         var transaction: LedgerTransaction {
@@ -218,7 +339,8 @@ public struct SQLLedger: Ledger {
                 environment: environment, bundleID: bundle_id, purchaseDate: Date(milliseconds: purchase_date_ms),
                 expiresDate: expires_date_ms.map(Date.init(milliseconds:)),
                 cancellationDate: cancellation_date_ms.map(Date.init(milliseconds:)), quantity: quantity,
-                verifiedAt: Date(milliseconds: verified_at_ms))
+                verifiedAt: Date(milliseconds: verified_at_ms),
+                revocationScope: cancellation_date_ms == nil ? nil : revocation_scope.flatMap(RevocationScope.init))
         }
     }
 }

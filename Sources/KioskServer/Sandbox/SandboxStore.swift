@@ -7,7 +7,8 @@ import SQLKit
 /// receipts, answers Apple's `verifyReceipt` contract from its own records, and takes refunds.
 ///
 /// With a ``SandboxSigningAuthority`` it also signs each purchase as a StoreKit 2 transaction and sends App Store
-/// Server Notifications V2 about its own records (refund, revocation, renewal, expiry, grace period).
+/// Server Notifications V2 about its own records (refund, revocation, refund reversal, renewal, expiry, grace
+/// period).
 ///
 /// Its records live in the embedded database (`sandbox_purchases`), so purchases survive a restart.
 public struct SandboxStore: Sendable {
@@ -135,6 +136,15 @@ public struct SandboxStore: Sendable {
             _ = try await refund(SandboxRefundRequest(transactionID: row.transaction_id))
             subject = try await purchase(transactionID: row.transaction_id) ?? row
             type = request.kind == .refund ? "REFUND" : "REVOKE"
+        case .refundReversed:
+            guard row.cancellation_date_ms != nil else {
+                throw APIError.badRequest(
+                    "Transaction \(row.transaction_id) was not refunded, so there is nothing to reverse.")
+            }
+            try await database.update("sandbox_purchases").set("cancellation_date_ms", to: SQLLiteral.null)
+                .where("transaction_id", .equal, row.transaction_id).run()
+            subject.cancellation_date_ms = nil
+            type = "REFUND_REVERSED"
         case .renew:
             let (latest, period) = try await latestPeriod(of: row)
             let start = max(Date(milliseconds: latest.expires_date_ms ?? now.millisecondsSince1970), now)

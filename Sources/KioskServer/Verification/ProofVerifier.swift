@@ -17,7 +17,7 @@ struct ProofVerifier: Sendable {
     /// proof.
     func verify(_ proof: PurchaseProof, logger: Logger) async throws -> VerifiedReceipt {
         let verified: VerifiedReceipt
-        var stale = false
+        var signedDate: Date?
         switch proof {
         case .receipt(let receiptData):
             do {
@@ -37,24 +37,41 @@ struct ProofVerifier: Sendable {
             verified = VerifiedReceipt(
                 environment: StoreEnvironment(appleName: transaction.environment) ?? .sandbox,
                 bundleID: transaction.bundleId, transactions: [transaction.storeTransaction], status: 0)
-            // Signed before the newest notification about this purchase: it must not undo what that one said.
-            if let state = try await ledger.subscriptionState(originalTransactionID: transaction.originalTransactionId)
-            {
-                stale = transaction.signedDate < state.lastSignedDate
-            }
+            signedDate = transaction.signedDate
         }
-        try await LedgerRecording.record(
-            verified.transactions, environment: verified.environment.rawValue, bundleID: verified.bundleID,
-            verifiedAt: now(), in: ledger, revocations: revocations, onlyIfAbsent: stale)
+        let verifiedAt = now()
+        let changes = try await ledger.transaction { [signedDate] ledger in
+            // Signed before the newest notification about this purchase: it must not undo what that one said.
+            var stale = false
+            if let signedDate, let original = verified.transactions.first?.originalTransactionID,
+                let state = try await ledger.subscriptionState(originalTransactionID: original)
+            {
+                stale = signedDate < state.lastSignedDate
+            }
+            return try await LedgerRecording.record(
+                verified.transactions, environment: verified.environment.rawValue, bundleID: verified.bundleID,
+                verifiedAt: verifiedAt, in: ledger, onlyIfAbsent: stale)
+        }
+        revocations.apply(changes)
         return try await standing(verified)
     }
 
     /// `proof`'s purchases (by original transaction) as the ledger records them, with open grace periods applied.
+    /// Every transaction of a purchase revoked as a whole counts as cancelled.
     private func standing(_ proof: VerifiedReceipt) async throws -> VerifiedReceipt {
         let originals = Array(Set(proof.transactions.map(\.originalTransactionID))).sorted()
-        var transactions = try await ledger.transactions(originalTransactionIDs: originals)
+        let rows = try await ledger.transactions(originalTransactionIDs: originals)
             .filter { $0.bundleID == proof.bundleID }
-            .map(StoreTransaction.init(ledger:))
+        let ended = Dictionary(
+            rows.compactMap { row in
+                row.revocation?.scope == .purchase ? row.cancellationDate.map { (row.originalTransactionID, $0) } : nil
+            },
+            uniquingKeysWith: min)
+        var transactions = rows.map { row in
+            var transaction = StoreTransaction(ledger: row)
+            if transaction.cancellationDate == nil { transaction.cancellationDate = ended[row.originalTransactionID] }
+            return transaction
+        }
         for original in originals {
             guard
                 let grace = try await ledger.subscriptionState(originalTransactionID: original)?.gracePeriodExpiresDate,
@@ -75,13 +92,16 @@ struct ProofVerifier: Sendable {
     }
 }
 
-/// Recording verified transactions in the ledger and keeping the in-memory revocation list in step.
+/// Recording verified transactions in the ledger; the caller applies the revocations it returns to the in-memory
+/// ``RevocationList`` once the ledger transaction they were recorded in commits.
 enum LedgerRecording {
-    /// Inserts or updates `transactions` (a recorded cancellation stays) and notes the cancelled ones.
+    /// Inserts or updates `transactions` (a recorded cancellation stays, a reversed one does not come back) and
+    /// returns the revocations in force for the cancelled ones. `scope` overrides what each cancellation closes
+    /// (a `REVOKE` ends the purchase); `nil` scopes it as a refund.
     static func record(
         _ transactions: [StoreTransaction], environment: String, bundleID: String, verifiedAt: Date,
-        in ledger: any Ledger, revocations: RevocationList, onlyIfAbsent: Bool = false
-    ) async throws {
+        in ledger: any Ledger, onlyIfAbsent: Bool = false, scope: RevocationScope? = nil
+    ) async throws -> [RevocationChange] {
         let rows = transactions.map {
             LedgerTransaction(
                 transactionID: $0.transactionID, originalTransactionID: $0.originalTransactionID,
@@ -94,10 +114,15 @@ enum LedgerRecording {
         } else {
             try await ledger.record(rows)
         }
-        for row in rows where row.cancellationDate != nil {
-            try await ledger.revoke(transactionID: row.transactionID, at: row.cancellationDate!)
-            revocations.insert(row.transactionID)
+        var changes: [RevocationChange] = []
+        for row in rows {
+            guard let cancelled = row.cancellationDate else { continue }
+            let revocation = try await ledger.revoke(
+                transactionID: row.transactionID, at: cancelled,
+                scope: scope ?? RevocationScope.refund(expiresDate: row.expiresDate))
+            if let revocation { changes.append(.revoked(revocation)) }
         }
+        return changes
     }
 }
 

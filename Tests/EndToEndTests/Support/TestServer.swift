@@ -114,6 +114,20 @@ final class TestServer: Sendable {
     /// Re-reads the content folder.
     func reloadCatalog() async { await server.catalog.reload() }
 
+    /// Writes a one-file magazine issue published at `date` into the server's content folder (call
+    /// ``reloadCatalog()`` to serve it).
+    func publishIssue(_ productID: String, at date: Date) throws {
+        let folder = contentDirectory.appendingPathComponent(productID)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("Contents"), withIntermediateDirectories: true)
+        let info: [String: String] = [
+            "product_id": productID, "type": "non_consumable", "title": "Issue", "content_version": "1",
+            "published_at": RFC3339.string(from: date),
+        ]
+        try JSONSerialization.data(withJSONObject: info).write(to: folder.appendingPathComponent("Info.json"))
+        try Data(repeating: 7, count: 1000).write(to: folder.appendingPathComponent("Contents/issue.pdf"))
+    }
+
     /// Sends a raw HTTP/1.1 request to the server.
     func send(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: Data? = nil

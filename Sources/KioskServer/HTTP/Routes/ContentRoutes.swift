@@ -79,8 +79,9 @@ struct ContentRoutes {
                 headers: ["WWW-Authenticate": "Bearer"])
         }
         let claims = try tokens.verify(token, now: now()).get()
-        if revocations.contains(claims.transactionID)
-            || claims.originalTransactionID.map(revocations.contains) == true
+        // The transaction that paid for the token was cancelled, or its whole purchase was (a refunded period of a
+        // subscription closes only that period's tokens).
+        if revocations.refuses(transactionID: claims.transactionID, originalTransactionID: claims.originalTransactionID)
         {
             metrics.recordRevokedTokenRefusal()
             throw APIError(
