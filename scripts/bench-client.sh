@@ -62,7 +62,7 @@ done
 "$KIOSK_BIN" buy "$PRODUCT" --server "$SERVER" > "$WORK/receipt.txt" 2>/dev/null
 python3 - "$WORK/receipt.txt" "$PRODUCT" > "$WORK/grant-request.json" <<'PY'
 import json, sys
-print(json.dumps({"receipt-data": open(sys.argv[1]).read().strip(), "product_id": sys.argv[2]}))
+print(json.dumps({"receipt-data": open(sys.argv[1]).read().strip(), "product_id": sys.argv[2], "installation_id": "bench"}))
 PY
 curl -fsS -X POST -H 'Content-Type: application/json' --data @"$WORK/grant-request.json" "$SERVER/v1/downloads" \
     > "$WORK/grant.json"

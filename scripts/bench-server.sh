@@ -169,7 +169,7 @@ for id in "$BIG_ID" "$MID_ID"; do
     receipt="$(post_json "$KIOSK_BASE/sandbox/purchases" "$(jq -nc --arg p "$id" '{product_id: $p, quantity: 1}')" |
         jq -er '."receipt-data"')" || die "purchase of $id failed"
     grant="$(post_json "$KIOSK_BASE/v1/downloads" \
-        "$(jq -nc --arg r "$receipt" --arg p "$id" '{"receipt-data": $r, product_id: $p}')")" || die "grant of $id failed: $grant"
+        "$(jq -nc --arg r "$receipt" --arg p "$id" '{"receipt-data": $r, product_id: $p, installation_id: "bench"}')")" || die "grant of $id failed: $grant"
     TOKEN[$id]="$(jq -er '.token' <<<"$grant")"
     URL_PATH[$id]="$(jq -er '.files[0].url' <<<"$grant")"
     log "grant for $id: ${URL_PATH[$id]} ($(jq -r '.files[0].length' <<<"$grant") bytes)"

@@ -137,7 +137,7 @@ public struct KioskHTTPServer: Sendable {
         }
         if configuration.exposesSandbox {
             logger.warning(
-                "the sandbox store, which sells everything for free, listens on a non-loopback address (--allow-public-sandbox)",
+                "the sandbox store, which sells everything for free, listens on a public address",
                 metadata: ["host": "\(configuration.host)"])
         }
         self.responder = router.buildResponder()

@@ -110,7 +110,7 @@ grant() {
         --data "$(jq -nc --arg p "$1" '{product_id: $p, quantity: 1}')" "$KIOSK_BASE/sandbox/purchases" |
         jq -er '."receipt-data"')" || die "purchase of $1 failed"
     body="$(curl -sS --fail-with-body -H 'Content-Type: application/json' \
-        --data "$(jq -nc --arg r "$receipt" --arg p "$1" '{"receipt-data": $r, product_id: $p}')" \
+        --data "$(jq -nc --arg r "$receipt" --arg p "$1" '{"receipt-data": $r, product_id: $p, installation_id: "reliability"}')" \
         "$KIOSK_BASE/v1/downloads")" || die "grant of $1 failed: $body"
     GRANT_PATH="$(jq -er '.files[0].url' <<<"$body")?token=$(jq -er '.token | @uri' <<<"$body")"
     GRANT_LENGTH="$(jq -er '.files[0].length' <<<"$body")"

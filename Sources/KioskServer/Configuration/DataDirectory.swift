@@ -14,19 +14,21 @@ enum DataDirectory {
     /// by libraries with the process's umask (SQLite's database, `-wal`, `-shm` and journal files) are owner-only.
     /// Symbolic links are not followed.
     static func tighten(_ url: URL) throws {
-        try restrict(url.path)
-        guard let walker = FileManager.default.enumerator(atPath: url.path) else { return }
+        let root = url.resolvingSymlinksInPath()
+        try restrict(root.path)
+        guard let walker = FileManager.default.enumerator(atPath: root.path) else { return }
         while let relative = walker.nextObject() as? String {
-            let path = url.appendingPathComponent(relative).path
-            guard (walker.fileAttributes?[.type] as? FileAttributeType) != .typeSymbolicLink else { continue }
-            try restrict(path)
+            try restrict(root.appendingPathComponent(relative).path)
         }
     }
 
-    /// Clears the group and other bits of `path`'s mode, when any is set.
+    /// Clears the group and other bits of `path`'s mode, when any is set; a symbolic link is left alone (`chmod`
+    /// would change what it points to).
     private static func restrict(_ path: String) throws {
         let manager = FileManager.default
-        guard let mode = try manager.attributesOfItem(atPath: path)[.posixPermissions] as? Int, mode & 0o077 != 0
+        let attributes = try manager.attributesOfItem(atPath: path)
+        guard (attributes[.type] as? FileAttributeType) != .typeSymbolicLink,
+            let mode = attributes[.posixPermissions] as? Int, mode & 0o077 != 0
         else { return }
         try manager.setAttributes([.posixPermissions: mode & 0o700], ofItemAtPath: path)
     }

@@ -237,7 +237,8 @@ extension ServerSetting {
         ServerSetting(
             "verify-url", \.productionVerifyURL, .storeURL, help: "The production verifyReceipt URL (appstore mode)."),
         ServerSetting(
-            "sandbox-verify-url", \.sandboxVerifyURL, .storeURL, help: "The sandbox verifyReceipt URL (appstore mode)."),
+            "sandbox-verify-url", \.sandboxVerifyURL, .storeURL,
+            help: "The sandbox verifyReceipt URL (appstore mode)."),
         ServerSetting(
             "transaction-environments", \.transactionEnvironments, .environments,
             help: "Comma-separated App Store environments whose receipts and signed transactions are accepted.",
@@ -267,8 +268,8 @@ extension ServerSetting {
             "max-header-size", \.maxHeaderSize, .integer(1024...Int.max), help: "The largest request head in bytes."),
         ServerSetting(
             "faults", \.faults, .faults,
-            help:
-                "Inject faults into content responses: a profile (none, allow, chaos[:P], slow, flaky, busy) or a spec.",
+            help: "Inject faults into content responses: a profile (none, allow, chaos[:P], slow, flaky, busy) "
+                + "or a spec.",
             unset: "off"),
         ServerSetting(
             "faults-seed", \.faultsSeed, .unsigned,

@@ -93,8 +93,8 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
         case .storeMisconfigured(nil, nil):
             return "The store refused the server's request; an operator must check the setup."
         case .environmentNotAccepted(let environment):
-            return
-                "This receipt is from the App Store's \(environment.rawValue) environment, which this server does not accept."
+            return "This receipt is from the App Store's \(environment.rawValue) environment, which this server "
+                + "does not accept."
         }
     }
 
