@@ -1,6 +1,11 @@
 # Kiosk server image: a release build in the official Swift image, run from a slim image.
+# It runs the production mode (the App Store verifies receipts), configured from the environment:
 #   docker build -t kiosk .
-#   docker run -p 8080:8080 -v kiosk-data:/data kiosk
+#   docker run -p 8080:8080 -v kiosk-data:/data \
+#     -e KIOSK_BUNDLE_ID=com.acme.newsstand -e KIOSK_SHARED_SECRET=… -e KIOSK_GRANT_SECRET=… kiosk
+# Without KIOSK_BUNDLE_ID the server refuses to start. A sandbox container (free purchases) is an explicit opt-in:
+#   docker run -p 8080:8080 -v kiosk-data:/data -e KIOSK_STORE=sandbox -e KIOSK_ALLOW_PUBLIC_SANDBOX=1 kiosk
+# Every option of `kiosk serve` has its KIOSK_* variable (README, "Configuration").
 FROM swift:6.2-jammy AS build
 WORKDIR /src
 COPY Package.swift ./
@@ -16,8 +21,13 @@ RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates
     && useradd --system --uid 1000 --home /data kiosk
 COPY --from=build /staging/kiosk /usr/local/bin/kiosk
 COPY content /content
-RUN mkdir -p /data && chown kiosk /data
+RUN mkdir -p /data && chown kiosk /data && chmod 0700 /data
 USER kiosk
 VOLUME /data
 EXPOSE 8080
-ENTRYPOINT ["kiosk", "serve", "--host", "0.0.0.0", "--port", "8080", "--content", "/content", "--data", "/data"]
+ENV KIOSK_HOST=0.0.0.0 \
+    KIOSK_PORT=8080 \
+    KIOSK_CONTENT=/content \
+    KIOSK_DATA=/data \
+    KIOSK_STORE=appstore
+ENTRYPOINT ["kiosk", "serve"]

@@ -35,7 +35,7 @@ public struct KioskHTTPServer: Sendable {
         try configuration.validate()
         self.configuration = configuration
         self.logger = logger
-        try FileManager.default.createDirectory(at: configuration.dataDirectory, withIntermediateDirectories: true)
+        try DataDirectory.prepare(configuration.dataDirectory)
         // Everything read from files first, so that a bad file fails the start before the database is open.
         let keyring =
             try configuration.grantSecret.map {
@@ -70,6 +70,8 @@ public struct KioskHTTPServer: Sendable {
                     bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret,
                     signingAuthority: authority)
             }
+            // SQLite made its files with the process's umask.
+            try DataDirectory.tighten(configuration.dataDirectory)
         } catch {
             try? await database.close()
             throw error
@@ -87,12 +89,13 @@ public struct KioskHTTPServer: Sendable {
             transport = SandboxStoreTransport(store: store)
             (productionURL, sandboxURL) = (SandboxStoreTransport.productionURL, SandboxStoreTransport.sandboxURL)
         } else {
-            transport = HTTPStoreTransport(client: .shared)
+            transport = HTTPStoreTransport()
             (productionURL, sandboxURL) = (configuration.productionVerifyURL, configuration.sandboxVerifyURL)
         }
         let verifier = ReceiptVerifier(
             transport: transport, productionURL: productionURL, sandboxURL: sandboxURL,
-            sharedSecret: configuration.sharedSecret, requestTimeout: configuration.storeTimeout,
+            sharedSecret: configuration.sharedSecret, environments: configuration.acceptedStoreEnvironments,
+            requestTimeout: configuration.storeTimeout,
             cacheTTL: configuration.receiptCacheTTL,
             onStoreCall: { report in
                 metrics.recordStoreCall(
@@ -109,7 +112,8 @@ public struct KioskHTTPServer: Sendable {
                 notifications: notifications
             ).register(on: router)
         }
-        OperationsRoutes(metrics: metrics, verifier: verifier).register(on: router)
+        OperationsRoutes(metrics: metrics, verifier: verifier, publicMetrics: configuration.publicMetrics).register(
+            on: router)
         CatalogRoutes(catalog: catalog).register(on: router)
         PurchaseRoutes(
             catalog: catalog,
@@ -130,6 +134,11 @@ public struct KioskHTTPServer: Sendable {
             logger.warning(
                 "fault injection is on: content responses may fail on purpose",
                 metadata: ["faults": "\(faults)", "seed": "\(configuration.faultsSeed.map(String.init) ?? "random")"])
+        }
+        if configuration.exposesSandbox {
+            logger.warning(
+                "the sandbox store, which sells everything for free, listens on a public address",
+                metadata: ["host": "\(configuration.host)"])
         }
         self.responder = router.buildResponder()
     }

@@ -30,13 +30,8 @@ struct AppStoreModeTests {
 
     @Test(arguments: cases)
     func answersEachStoreStatus(_ testCase: Case) async throws {
-        try await FakeAppStore.with(bundleID: "com.example.kiosk", productID: TestServer.Sample.book) { store in
-            try await TestServer.with(configure: {
-                $0.store = .appstore
-                $0.productionVerifyURL = store.productionURL
-                $0.sandboxVerifyURL = store.sandboxURL
-                $0.sharedSecret = "app-shared-secret"
-            }) { server in
+        try await FakeAppStore.with(bundleID: Self.bundleID, productID: TestServer.Sample.book) { store in
+            try await TestServer.with(configure: { Self.useAppStore(store, &$0) }) { server in
                 try await check(testCase, server: server, store: store)
             }
         }
@@ -46,7 +41,9 @@ struct AppStoreModeTests {
         let response = try await server.send(
             "POST", "/v1/downloads",
             body: try KioskJSON.encode(
-                GrantRequest(receiptData: FakeAppStore.receipt(testCase.scenario), productID: TestServer.Sample.book)))
+                GrantRequest(
+                    proof: .receipt(FakeAppStore.receipt(testCase.scenario)), productID: TestServer.Sample.book,
+                    installationID: TestServer.installationID)))
         #expect(response.status == testCase.status, "\(response.text)")
         if let code = testCase.code {
             let envelope = try KioskJSON.decode(APIErrorEnvelope.self, from: response.body)
@@ -65,7 +62,10 @@ struct AppStoreModeTests {
     }
 
     @Test func sandboxEndpointsAreAbsentInAppStoreMode() async throws {
-        try await TestServer.with(configure: { $0.store = .appstore }) { server in
+        try await TestServer.with(configure: {
+            $0.store = .appstore
+            $0.bundleID = Self.bundleID
+        }) { server in
             let response = try await server.send(
                 "POST", "/sandbox/purchases",
                 body: try KioskJSON.encode(SandboxPurchaseRequest(productID: TestServer.Sample.book)))
@@ -74,20 +74,80 @@ struct AppStoreModeTests {
     }
 
     @Test func oversizedReceiptIsRefusedBeforeAnyStoreCall() async throws {
-        try await FakeAppStore.with(bundleID: "com.example.kiosk", productID: TestServer.Sample.book) { store in
-            try await TestServer.with(configure: {
-                $0.store = .appstore
-                $0.productionVerifyURL = store.productionURL
-                $0.sandboxVerifyURL = store.sandboxURL
-            }) { server in
+        try await FakeAppStore.with(bundleID: Self.bundleID, productID: TestServer.Sample.book) { store in
+            try await TestServer.with(configure: { Self.useAppStore(store, &$0) }) { server in
                 let huge = String(repeating: "A", count: 3 * 1024 * 1024 + 4)
                 let response = try await server.send(
                     "POST", "/v1/downloads",
-                    body: try KioskJSON.encode(GrantRequest(receiptData: huge, productID: TestServer.Sample.book)))
+                    body: try KioskJSON.encode(
+                        GrantRequest(
+                            proof: .receipt(huge), productID: TestServer.Sample.book,
+                            installationID: TestServer.installationID)))
                 #expect(response.status == 413)
                 #expect(try KioskJSON.decode(APIErrorEnvelope.self, from: response.body).error.code == "payload_too_large")
                 #expect(store.callLog.isEmpty)
             }
         }
+    }
+
+    @Test func sandboxReceiptIsRefusedWhereOnlyProductionIsAccepted() async throws {
+        try await FakeAppStore.with(bundleID: Self.bundleID, productID: TestServer.Sample.book) { store in
+            try await TestServer.with(configure: {
+                Self.useAppStore(store, &$0)
+                $0.transactionEnvironments = ["Production"]
+            }) { server in
+                let receipt = FakeAppStore.receipt("sandbox-receipt")
+                // Twice each: the second must not be answered from the receipt cache either.
+                for _ in 0..<2 {
+                    let grant = try await server.post(
+                        "/v1/downloads",
+                        GrantRequest(proof: .receipt(receipt), productID: TestServer.Sample.book, installationID: "one")
+                    )
+                    let verify = try await server.post(
+                        "/v1/receipts/verify", ReceiptVerificationRequest(receiptData: receipt))
+                    for response in [grant, verify] {
+                        #expect(response.status == 403, "\(response.text)")
+                        let envelope = try KioskJSON.decode(APIErrorEnvelope.self, from: response.body)
+                        #expect(envelope.error.code == "receipt_invalid")
+                        #expect(envelope.error.reason == "environment")
+                    }
+                }
+                #expect(
+                    try await server.server.ledger.count() == 0, "a refused receipt left transactions in the ledger")
+            }
+        }
+    }
+
+    @Test func storeRedirectsAreNotFollowed() async throws {
+        try await FakeAppStore.with(bundleID: Self.bundleID, productID: TestServer.Sample.book) { elsewhere in
+            try await FakeAppStore.with(bundleID: Self.bundleID, productID: TestServer.Sample.book) { store in
+                try await TestServer.with(configure: { Self.useAppStore(store, &$0) }) { server in
+                    let response = try await server.post(
+                        "/v1/downloads",
+                        GrantRequest(
+                            proof: .receipt(FakeAppStore.receipt("redirect-\(elsewhere.port)")),
+                            productID: TestServer.Sample.book, installationID: "one"))
+                    #expect(
+                        elsewhere.callLog.isEmpty, "the receipt and shared secret followed a redirect to another origin"
+                    )
+                    #expect(response.status == 500, "\(response.text)")
+                    #expect(
+                        try KioskJSON.decode(APIErrorEnvelope.self, from: response.body).error.code
+                            == "store_misconfigured")
+                }
+            }
+        }
+    }
+
+    /// The bundle ID of the app these tests stand for (not the example one, which appstore mode refuses).
+    static let bundleID = "com.acme.newsstand"
+
+    /// Points the server at `store` in appstore mode, for the app ``bundleID``, with a shared secret.
+    static func useAppStore(_ store: FakeAppStore, _ configuration: inout ServerConfiguration) {
+        configuration.store = .appstore
+        configuration.bundleID = bundleID
+        configuration.productionVerifyURL = store.productionURL
+        configuration.sandboxVerifyURL = store.sandboxURL
+        configuration.sharedSecret = "app-shared-secret"
     }
 }

@@ -248,6 +248,7 @@ struct FaultInjectionTests {
     @Test func faultsAreRefusedWithTheAppStore() async throws {
         var configuration = ServerConfiguration()
         configuration.store = .appstore
+        configuration.bundleID = AppStoreModeTests.bundleID
         configuration.faults = .requestOnly
         #expect(throws: ServerConfigurationError.self) { try configuration.validate() }
         configuration.store = .sandbox

@@ -74,7 +74,8 @@ struct RefundTests {
 
     /// Asks for a grant and returns the raw answer.
     func askGrant(_ server: TestServer, _ productID: String, _ proof: PurchaseProof) async throws -> RawHTTPResponse {
-        try await server.post("/v1/downloads", GrantRequest(proof: proof, productID: productID))
+        try await server.post(
+            "/v1/downloads", GrantRequest(proof: proof, productID: productID, installationID: TestServer.installationID))
     }
 
     @Test("Refunding the first period closes its issue only; the paid renewal stays open", arguments: Proof.allCases)

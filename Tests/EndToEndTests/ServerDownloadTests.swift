@@ -123,8 +123,11 @@ struct ServerDownloadTests {
             let text = response.text
             #expect(text.hasSuffix("--\(boundary)--\r\n"))
             let length = whole.count
-            for (range, bytes) in [("0-4", whole.prefix(5)), ("10-19", whole[10..<20]), ("\(length - 3)-\(length - 1)", whole.suffix(3))] {
-                let part = "Content-Range: bytes \(range)/\(length)\r\n\r\n" + String(decoding: bytes, as: UTF8.self) + "\r\n"
+            for (range, bytes) in [
+                ("0-4", whole.prefix(5)), ("10-19", whole[10..<20]), ("\(length - 3)-\(length - 1)", whole.suffix(3)),
+            ] {
+                let part =
+                    "Content-Range: bytes \(range)/\(length)\r\n\r\n" + String(decoding: bytes, as: UTF8.self) + "\r\n"
                 #expect(text.contains(part), "part \(range)")
             }
             let tooMany = (0..<40).map { "\($0 * 2)-\($0 * 2)" }.joined(separator: ",")
@@ -162,13 +165,19 @@ struct ServerDownloadTests {
             // Alice's receipt holds the magazine only.
             let notEntitled = try await server.send(
                 "POST", "/v1/downloads",
-                body: try KioskJSON.encode(GrantRequest(receiptData: magazine.receiptData, productID: TestServer.Sample.book)))
+                body: try KioskJSON.encode(
+                    GrantRequest(
+                        proof: .receipt(magazine.receiptData), productID: TestServer.Sample.book,
+                        installationID: TestServer.installationID)))
             #expect(notEntitled.status == 403)
             #expect(try errorCode(notEntitled) == "not_entitled")
 
             let unknown = try await server.send(
                 "POST", "/v1/downloads",
-                body: try KioskJSON.encode(GrantRequest(receiptData: magazine.receiptData, productID: "com.example.none")))
+                body: try KioskJSON.encode(
+                    GrantRequest(
+                        proof: .receipt(magazine.receiptData), productID: "com.example.none",
+                        installationID: TestServer.installationID)))
             #expect(unknown.status == 404)
 
             let noReceipt = try await server.send("POST", "/v1/downloads", body: Data(#"{"product_id":"\#(TestServer.Sample.book)"}"#.utf8))
@@ -177,7 +186,10 @@ struct ServerDownloadTests {
 
             let garbage = try await server.send(
                 "POST", "/v1/downloads",
-                body: try KioskJSON.encode(GrantRequest(receiptData: "not base64 at all!", productID: TestServer.Sample.book)))
+                body: try KioskJSON.encode(
+                    GrantRequest(
+                        proof: .receipt("not base64 at all!"), productID: TestServer.Sample.book,
+                        installationID: TestServer.installationID)))
             #expect(garbage.status == 400)
             #expect(try errorCode(garbage) == "receipt_malformed")
 
@@ -189,7 +201,10 @@ struct ServerDownloadTests {
             }
             let tamperedReceipt = try await server.send(
                 "POST", "/v1/downloads",
-                body: try KioskJSON.encode(GrantRequest(receiptData: try #require(forgedReceipt), productID: TestServer.Sample.magazine)))
+                body: try KioskJSON.encode(
+                    GrantRequest(
+                        proof: .receipt(try #require(forgedReceipt)), productID: TestServer.Sample.magazine,
+                        installationID: TestServer.installationID)))
             #expect(tamperedReceipt.status == 400)
             #expect(try errorCode(tamperedReceipt) == "receipt_malformed")
         }
@@ -202,7 +217,10 @@ struct ServerDownloadTests {
             try await server.refund(purchase.transactionID)
             let refused = try await server.send(
                 "POST", "/v1/downloads",
-                body: try KioskJSON.encode(GrantRequest(receiptData: purchase.receiptData, productID: TestServer.Sample.book)))
+                body: try KioskJSON.encode(
+                    GrantRequest(
+                        proof: .receipt(purchase.receiptData), productID: TestServer.Sample.book,
+                        installationID: TestServer.installationID)))
             #expect(refused.status == 403)
             #expect(try errorCode(refused) == "not_entitled")
             let recorded = try #require(try await server.server.ledger.transaction(id: purchase.transactionID))

@@ -31,7 +31,9 @@ struct ServerObservabilityTests {
             _ = try await server.send(
                 "POST", "/v1/downloads", headers: [("Content-Type", "application/json")],
                 body: try KioskJSON.encode(
-                    GrantRequest(receiptData: purchase.receiptData, productID: TestServer.Sample.magazine)))
+                    GrantRequest(
+                        proof: .receipt(purchase.receiptData), productID: TestServer.Sample.magazine,
+                        installationID: TestServer.installationID)))
             let file = try #require(grant.files.first)
             _ = try await server.send("GET", file.url, headers: [("Authorization", "Bearer \(grant.token)")])
             _ = try await server.send("GET", "/nowhere")

@@ -58,7 +58,10 @@ struct StoreKit2Tests {
                 ("garbage", "malformed"),
             ] {
                 let response = try await server.post(
-                    "/v1/downloads", GrantRequest(proof: .signedTransaction(text), productID: Sample.levels))
+                    "/v1/downloads",
+                    GrantRequest(
+                        proof: .signedTransaction(text), productID: Sample.levels,
+                        installationID: TestServer.installationID))
                 #expect(response.status == 403)
                 let body = try error(response)
                 #expect(body.code == "transaction_invalid")
@@ -90,7 +93,9 @@ struct StoreKit2Tests {
         // Server C trusts Apple Root CA - G3 and its own sandbox root only.
         try await TestServer.with { c in
             let response = try await c.post(
-                "/v1/downloads", GrantRequest(proof: .signedTransaction(jws), productID: Sample.book))
+                "/v1/downloads",
+                GrantRequest(
+                    proof: .signedTransaction(jws), productID: Sample.book, installationID: TestServer.installationID))
             #expect(try error(response).reason == "untrusted_root")
         }
         // A root file without a certificate stops the server from starting.
@@ -103,15 +108,17 @@ struct StoreKit2Tests {
         }
     }
 
-    @Test func configurationReadsTheEnvironment() {
+    @Test func configurationReadsTheEnvironment() throws {
         var configuration = ServerConfiguration()
         #expect(configuration.acceptedTransactionEnvironments == ["Sandbox"])
         configuration.store = .appstore
         #expect(configuration.acceptedTransactionEnvironments == ["Production", "Sandbox"])
-        configuration.applyEnvironment([
-            "KIOSK_APPLE_ROOT_CA": "/etc/roots.pem", "KIOSK_TRANSACTION_ENVIRONMENTS": "Production",
-            "KIOSK_MAX_INSTALLATIONS": "3",
-        ])
+        configuration = try ServerConfiguration(
+            options: [:],
+            environment: [
+                "KIOSK_APPLE_ROOT_CA": "/etc/roots.pem", "KIOSK_TRANSACTION_ENVIRONMENTS": "Production",
+                "KIOSK_MAX_INSTALLATIONS": "3",
+            ])
         #expect(configuration.appleRootCAFile?.path == "/etc/roots.pem")
         #expect(configuration.acceptedTransactionEnvironments == ["Production"])
         #expect(configuration.maxInstallations == 3)
@@ -121,7 +128,9 @@ struct StoreKit2Tests {
         try await TestServer.with(configure: { $0.transactionEnvironments = ["Production"] }) { server in
             let purchase = try await server.buy(Sample.book)
             let response = try await server.post(
-                "/v1/downloads", GrantRequest(proof: try signed(purchase), productID: Sample.book))
+                "/v1/downloads",
+                GrantRequest(
+                    proof: try signed(purchase), productID: Sample.book, installationID: TestServer.installationID))
             #expect(response.status == 403)
             #expect(try error(response).reason == "environment")
         }
@@ -143,11 +152,16 @@ struct StoreKit2Tests {
             #expect(try error(refused).code == "transaction_revoked")
             // No new grant either, with either proof.
             let again = try await server.post(
-                "/v1/downloads", GrantRequest(proof: try signed(purchase), productID: Sample.magazine))
+                "/v1/downloads",
+                GrantRequest(
+                    proof: try signed(purchase), productID: Sample.magazine, installationID: TestServer.installationID))
             #expect(again.status == 403)
             #expect(try error(again).code == "not_entitled")
             let byReceipt = try await server.post(
-                "/v1/downloads", GrantRequest(receiptData: purchase.receiptData, productID: Sample.magazine))
+                "/v1/downloads",
+                GrantRequest(
+                    proof: .receipt(purchase.receiptData), productID: Sample.magazine,
+                    installationID: TestServer.installationID))
             #expect(try error(byReceipt).code == "not_entitled")
             // The App Store resending the same notification changes nothing.
             let resent = try await server.postJSON(
@@ -196,7 +210,9 @@ struct StoreKit2Tests {
             let proof = try signed(subscription)
 
             _ = try await server.grant(early, proof: proof)
-            let outside = try await server.post("/v1/downloads", GrantRequest(proof: proof, productID: later))
+            let outside = try await server.post(
+                "/v1/downloads", GrantRequest(proof: proof, productID: later, installationID: TestServer.installationID)
+            )
             #expect(try error(outside).code == "not_entitled")
             #expect(try error(outside).message.contains("outside every paid period"))
 
@@ -208,14 +224,17 @@ struct StoreKit2Tests {
             // Expiry ends the latest period (the renewal) now: the later issue is locked again.
             let expiry = try await server.notify(subscription.transactionID, .expire)
             #expect(expiry.result.notificationType == "EXPIRED")
-            let locked = try await server.post("/v1/downloads", GrantRequest(proof: proof, productID: later))
+            let locked = try await server.post(
+                "/v1/downloads", GrantRequest(proof: proof, productID: later, installationID: TestServer.installationID)
+            )
             #expect(try error(locked).code == "not_entitled")
 
             // Once the first period ends too, the subscription is over, but the early issue stays available.
             try await Task.sleep(for: .milliseconds(2100))
             _ = try await server.notify(subscription.transactionID, .expire)
             let over = try await server.post(
-                "/v1/downloads", GrantRequest(proof: proof, productID: Sample.subscription))
+                "/v1/downloads",
+                GrantRequest(proof: proof, productID: Sample.subscription, installationID: TestServer.installationID))
             #expect(try error(over).code == "not_entitled")
             _ = try await server.grant(early, proof: proof)
             let restored = try await server.postJSON(
@@ -238,7 +257,9 @@ struct StoreKit2Tests {
             await server.reloadCatalog()
             _ = try await server.grant(issue, proof: proof)
             _ = try await server.notify(subscription.transactionID, .expire)
-            let closed = try await server.post("/v1/downloads", GrantRequest(proof: proof, productID: issue))
+            let closed = try await server.post(
+                "/v1/downloads", GrantRequest(proof: proof, productID: issue, installationID: TestServer.installationID)
+            )
             #expect(try error(closed).code == "not_entitled")
         }
     }

@@ -124,7 +124,7 @@ grant() {
     GRANT_RECEIPT="$(post_json "$KIOSK_BASE/sandbox/purchases" "$(jq -nc --arg p "$1" '{product_id: $p, quantity: 1}')" |
         jq -er '."receipt-data"')" || die "purchase of $1 failed"
     body="$(post_json "$KIOSK_BASE/v1/downloads" \
-        "$(jq -nc --arg r "$GRANT_RECEIPT" --arg p "$1" '{"receipt-data": $r, product_id: $p}')")" ||
+        "$(jq -nc --arg r "$GRANT_RECEIPT" --arg p "$1" --arg i "$LOG_TAG" '{"receipt-data": $r, product_id: $p, installation_id: $i}')")" ||
         die "grant of $1 failed: $body"
     GRANT_TOKEN="$(jq -er '.token' <<<"$body")"
     GRANT_URL="$(jq -er '.files[0].url' <<<"$body")"

@@ -52,11 +52,12 @@ struct HashCache: Sendable {
         if entries.count != before { isDirty = true }
     }
 
-    /// Writes the cache atomically.
+    /// Writes the cache atomically, readable by the owner only (it lives in the data folder).
     mutating func save(to url: URL) throws {
         let list = entries.map { Entry(path: $0.key.path, identity: $0.key.identity, sha256: $0.value) }
             .sorted { $0.path < $1.path }
         try JSONEncoder().encode(list).write(to: url, options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
         isDirty = false
     }
 

@@ -9,9 +9,13 @@ public enum StoreMode: String, Sendable, CaseIterable, Codable {
 }
 
 /// Everything the server needs to run. The defaults are the embedded configuration: content from `./content`, the
-/// sandbox store, a SQLite ledger and a generated signing key in `./.kiosk`.
+/// sandbox store on loopback, a SQLite ledger and a generated signing key in `./.kiosk`. Each property's initial
+/// value is its default; ``ServerSetting/all`` reads the settings from options and the environment.
 public struct ServerConfiguration: Sendable {
-    /// The address to bind.
+    /// The sample app's bundle ID, the default: refused with the App Store, where it must be the real app's.
+    public static let exampleBundleID = "com.example.kiosk"
+
+    /// The address to bind. With the sandbox store only a loopback address, unless ``allowPublicSandbox``.
     public var host: String = "127.0.0.1"
     /// The port to bind; 0 binds an ephemeral port.
     public var port: Int = 8080
@@ -21,12 +25,17 @@ public struct ServerConfiguration: Sendable {
     public var dataDirectory: URL = URL(fileURLWithPath: ".kiosk")
     /// Which store verifies receipts.
     public var store: StoreMode = .sandbox
-    /// The app's bundle ID: receipts for another app are refused.
-    public var bundleID: String = "com.example.kiosk"
-    /// Apple's production `verifyReceipt` URL (used with `--store appstore`).
-    public var productionVerifyURL: URL = URL(string: "https://buy.itunes.apple.com/verifyReceipt")!
-    /// Apple's sandbox `verifyReceipt` URL (used with `--store appstore`).
-    public var sandboxVerifyURL: URL = URL(string: "https://sandbox.itunes.apple.com/verifyReceipt")!
+    /// The app's bundle ID: receipts for another app are refused. The App Store needs the real one.
+    public var bundleID: String = ServerConfiguration.exampleBundleID
+    /// Whether the sandbox store, which sells everything for free, may listen on a non-loopback address (a warning
+    /// is logged at every start when it does).
+    public var allowPublicSandbox = false
+    /// Whether `/metrics` is served to every client; by default only to loopback ones.
+    public var publicMetrics = false
+    /// The production `verifyReceipt` URL (used with `--store appstore`): `https`, or `http` to a loopback address.
+    public var productionVerifyURL: URL = ReceiptVerifier.appleProductionURL
+    /// The sandbox `verifyReceipt` URL (used with `--store appstore`): `https`, or `http` to a loopback address.
+    public var sandboxVerifyURL: URL = ReceiptVerifier.appleSandboxURL
     /// The app-specific shared secret sent as `password` (from `KIOSK_SHARED_SECRET`). Never logged.
     public var sharedSecret: String?
     /// The grant signing secret (from `KIOSK_GRANT_SECRET`); when nil a key is generated into the data directory.
@@ -72,15 +81,36 @@ public struct ServerConfiguration: Sendable {
     /// A PEM file of the root certificate(s) signed transactions and notifications must chain to; nil trusts Apple
     /// Root CA - G3. (In sandbox mode the sandbox store's own root is trusted as well.)
     public var appleRootCAFile: URL?
-    /// The StoreKit environments whose signed transactions and notifications are accepted; nil means `Sandbox` with
-    /// the sandbox store and `Production` and `Sandbox` with the App Store (App Review buys in the sandbox).
+    /// The App Store environments (`Production`, `Sandbox`) whose receipts, signed transactions and notifications
+    /// are accepted; nil means `Sandbox` with the sandbox store and `Production` and `Sandbox` with the App Store
+    /// (App Review buys with sandbox accounts against production servers).
     public var transactionEnvironments: Set<String>?
-    /// The most installations (distinct `installation_id`s) one purchase may serve grants to.
+    /// The most installations (distinct `installation_id`s) one purchase may serve grants to; grant requests must
+    /// name their installation.
     public var maxInstallations: Int = 10
 
     /// The environments accepted, with the store mode's default when ``transactionEnvironments`` is nil.
     public var acceptedTransactionEnvironments: Set<String> {
         transactionEnvironments ?? (store == .sandbox ? ["Sandbox"] : ["Production", "Sandbox"])
+    }
+
+    /// ``acceptedTransactionEnvironments`` as store environments (unknown names are dropped; ``validate()`` refuses
+    /// them).
+    public var acceptedStoreEnvironments: Set<StoreEnvironment> {
+        Set(acceptedTransactionEnvironments.compactMap { StoreEnvironment(rawValue: $0) })
+    }
+
+    /// Whether the sandbox store would listen on an address other machines can reach.
+    var exposesSandbox: Bool { store == .sandbox && !LoopbackAddress.contains(host) }
+
+    /// Whether `url` may receive receipts and the shared secret: `https`, or `http` to a loopback address only.
+    static func isAcceptableStoreURL(_ url: URL) -> Bool {
+        guard let host = url.host, !host.isEmpty else { return false }
+        switch url.scheme?.lowercased() {
+        case "https": return true
+        case "http": return LoopbackAddress.contains(host)
+        default: return false
+        }
     }
 
     /// Creates the default (embedded) configuration.
@@ -89,6 +119,31 @@ public struct ServerConfiguration: Sendable {
     /// Checks the settings that only make sense together.
     /// - Throws: ``ServerConfigurationError`` describing the first problem found.
     public func validate() throws(ServerConfigurationError) {
+        if exposesSandbox, !allowPublicSandbox {
+            throw ServerConfigurationError(
+                "The sandbox store sells everything for free, so it listens only on loopback addresses, not '\(host)'. "
+                    + "Use --store appstore for real purchases, or add --allow-public-sandbox "
+                    + "(KIOSK_ALLOW_PUBLIC_SANDBOX=1) to expose it on purpose.")
+        }
+        if store == .appstore, bundleID == Self.exampleBundleID || bundleID.isEmpty {
+            throw ServerConfigurationError(
+                "With --store appstore, set --bundle-id (KIOSK_BUNDLE_ID) to your app's bundle ID: the example "
+                    + "'\(Self.exampleBundleID)' matches no real receipt.")
+        }
+        if let names = transactionEnvironments, names.isEmpty || acceptedStoreEnvironments.count != names.count {
+            throw ServerConfigurationError(
+                "--transaction-environments must name Production, Sandbox or both: with none, no receipt or signed "
+                    + "transaction could be accepted.")
+        }
+        for (name, url) in [("--verify-url", productionVerifyURL), ("--sandbox-verify-url", sandboxVerifyURL)]
+        where !Self.isAcceptableStoreURL(url) {
+            throw ServerConfigurationError(
+                "\(name) '\(url.absoluteString.prefix(200))' must be an https URL (http only to a loopback address): "
+                    + "receipts and the shared secret travel to it.")
+        }
+        if faultsSeed != nil, faults == nil {
+            throw ServerConfigurationError("--faults-seed needs --faults.")
+        }
         if faults != nil, store == .appstore {
             throw ServerConfigurationError(
                 "Fault injection cannot run with the App Store: it would break real purchases. Remove --faults, or "
@@ -101,23 +156,8 @@ public struct ServerConfiguration: Sendable {
         }
         guard maxHeaderSize >= 1024 else { throw ServerConfigurationError("The header size limit must be at least 1024.") }
         guard maxHeaderCount >= 8 else { throw ServerConfigurationError("The header count limit must be at least 8.") }
-    }
-
-    /// The configuration with secrets taken from the environment: `KIOSK_SHARED_SECRET`, `KIOSK_GRANT_SECRET`,
-    /// `KIOSK_GRANT_KEY_ID` and `KIOSK_GRANT_PREVIOUS_KEYS`; and `KIOSK_APPLE_ROOT_CA` (a PEM file),
-    /// `KIOSK_TRANSACTION_ENVIRONMENTS` (comma-separated) and `KIOSK_MAX_INSTALLATIONS` (a positive integer).
-    public mutating func applyEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) {
-        if let secret = environment["KIOSK_SHARED_SECRET"], !secret.isEmpty { sharedSecret = secret }
-        if let secret = environment["KIOSK_GRANT_SECRET"], !secret.isEmpty { grantSecret = secret }
-        if let keyID = environment["KIOSK_GRANT_KEY_ID"], !keyID.isEmpty { grantKeyID = keyID }
-        if let keys = environment["KIOSK_GRANT_PREVIOUS_KEYS"], !keys.isEmpty { previousGrantKeys = keys }
-        if let path = environment["KIOSK_APPLE_ROOT_CA"], !path.isEmpty { appleRootCAFile = URL(fileURLWithPath: path) }
-        if let list = environment["KIOSK_TRANSACTION_ENVIRONMENTS"], !list.isEmpty {
-            transactionEnvironments = Set(list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-        }
-        if let text = environment["KIOSK_MAX_INSTALLATIONS"], let limit = Int(text), limit > 0 {
-            maxInstallations = limit
-        }
+        guard maxInstallations > 0 else { throw ServerConfigurationError("--max-installations must be positive.") }
+        guard grantLifetime > .zero else { throw ServerConfigurationError("--grant-lifetime must be positive.") }
     }
 }
 

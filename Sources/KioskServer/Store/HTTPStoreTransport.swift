@@ -4,11 +4,23 @@ import NIOCore
 
 /// The verifier's ``StoreTransport`` to Apple's `verifyReceipt` endpoints (or any server speaking that contract),
 /// over AsyncHTTPClient.
+///
+/// Redirects are never followed: a 3xx answer is returned as it is, and the verifier treats it as a misconfigured
+/// store (`store_misconfigured`). Following one would resend the receipt and the shared secret to whatever the
+/// `Location` names, and trust that host's answer.
 struct HTTPStoreTransport: StoreTransport {
     /// The most the store's answer may weigh; Apple's are far smaller.
     static let maxResponseSize = 16 * 1024 * 1024
 
-    let client: HTTPClient
+    /// One client for every store call of the process, following no redirects. Like `HTTPClient.shared`, it lives
+    /// as long as the process and is never shut down.
+    static let noRedirectsClient: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    let client: HTTPClient = Self.noRedirectsClient
 
     func post(_ body: Data, to url: URL, timeout: Duration) async throws -> StoreHTTPResponse {
         var request = HTTPClientRequest(url: url.absoluteString)

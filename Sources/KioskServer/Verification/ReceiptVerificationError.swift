@@ -17,13 +17,16 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
     /// The store refused our request itself: a wrong shared secret (`21004`), a request it cannot read
     /// (`21000`, `21001`) or an HTTP 4xx (`httpStatus`). An operator must act.
     case storeMisconfigured(status: Int?, httpStatus: Int? = nil)
+    /// The store authenticated the receipt, but in an App Store environment this server does not accept
+    /// (`--transaction-environments`): refused before any grant.
+    case environmentNotAccepted(StoreEnvironment)
 
     /// The stable machine code of the API's error envelope.
     public var code: String {
         switch self {
         case .payloadTooLarge: "payload_too_large"
         case .receiptMalformed: "receipt_malformed"
-        case .receiptInvalid: "receipt_invalid"
+        case .receiptInvalid, .environmentNotAccepted: "receipt_invalid"
         case .storeUnavailable: "store_unavailable"
         case .storeMisconfigured: "store_misconfigured"
         }
@@ -34,7 +37,7 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
         switch self {
         case .payloadTooLarge: 413
         case .receiptMalformed: 400
-        case .receiptInvalid: 403
+        case .receiptInvalid, .environmentNotAccepted: 403
         case .storeUnavailable: 503
         case .storeMisconfigured: 500
         }
@@ -48,7 +51,15 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
         case .receiptInvalid(let status): status
         case .storeUnavailable(_, let status): status
         case .storeMisconfigured(let status, _): status
+        case .environmentNotAccepted: nil
         }
+    }
+
+    /// Which check failed, machine-readable (the error envelope's `reason`): `environment` for
+    /// ``environmentNotAccepted(_:)``, nil otherwise.
+    public var reason: String? {
+        guard case .environmentNotAccepted = self else { return nil }
+        return "environment"
     }
 
     /// The value of the `Retry-After` header, in whole seconds, for ``storeUnavailable(retryAfter:status:)``.
@@ -81,6 +92,9 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
             return "The store answered HTTP \(httpStatus); an operator must check the store URLs."
         case .storeMisconfigured(nil, nil):
             return "The store refused the server's request; an operator must check the setup."
+        case .environmentNotAccepted(let environment):
+            return "This receipt is from the App Store's \(environment.rawValue) environment, which this server "
+                + "does not accept."
         }
     }
 

@@ -18,7 +18,10 @@
 /// - Each of those transient failures uses one of ``Configuration/maxAttempts``; the last one fails with
 ///   `storeUnavailable(retryAfter:)`. Redirects do not use attempts; they are bounded on their own.
 /// - `21003`, `21010` and unknown statuses → `receiptInvalid`; `21000`, `21001`, `21004` and any other HTTP
-///   status outside 2xx/5xx → `storeMisconfigured`.
+///   status outside 2xx/5xx (a redirect too: it is never followed) → `storeMisconfigured`.
+/// - Only the ``Configuration/environments`` accepted are asked after production, and a receipt valid in another
+///   one fails with `environmentNotAccepted`: with `Production` alone, `21007` ends the verification without
+///   sending the receipt to the sandbox.
 public struct ReceiptVerificationStateMachine: Sendable {
     /// Limits of one verification.
     public struct Configuration: Sendable, Hashable {
@@ -26,12 +29,19 @@ public struct ReceiptVerificationStateMachine: Sendable {
         public var maxAttempts: Int
         /// The waits between those calls.
         public var backoff: ExponentialBackoff
+        /// The environments whose receipts are accepted; not empty.
+        public var environments: Set<StoreEnvironment>
 
-        /// Creates a configuration; by default 4 attempts with 250 ms…4 s backoff.
-        public init(maxAttempts: Int = 4, backoff: ExponentialBackoff = ExponentialBackoff()) {
+        /// Creates a configuration; by default 4 attempts with 250 ms…4 s backoff, both environments accepted.
+        public init(
+            maxAttempts: Int = 4, backoff: ExponentialBackoff = ExponentialBackoff(),
+            environments: Set<StoreEnvironment> = Set(StoreEnvironment.allCases)
+        ) {
             precondition(maxAttempts >= 1, "maxAttempts must be at least 1")
+            precondition(!environments.isEmpty, "at least one environment must be accepted")
             self.maxAttempts = maxAttempts
             self.backoff = backoff
+            self.environments = environments
         }
     }
 
@@ -133,14 +143,23 @@ public struct ReceiptVerificationStateMachine: Sendable {
         switch status {
         case 0, 21006:
             guard body.receipt != nil else { return retry(&progress, status: nil) }
+            guard configuration.environments.contains(progress.environment) else {
+                return finish(.fail(.environmentNotAccepted(progress.environment)))
+            }
             return finish(.succeed(body, progress.environment))
         case 21007 where progress.environment == .production && !progress.redirected,
             21008 where progress.environment == .sandbox && !progress.redirected:
             progress.redirected = true
-            return post(progress.environment == .production ? .sandbox : .production, progress)
+            let other: StoreEnvironment = progress.environment == .production ? .sandbox : .production
+            guard configuration.environments.contains(other) else {
+                return finish(.fail(.environmentNotAccepted(other)))
+            }
+            return post(other, progress)
         case 21007, 21008:
             return finish(.fail(.receiptInvalid(status: status)))
-        case 21002 where progress.environment == .production && !progress.retriedMalformed:
+        case 21002
+        where progress.environment == .production && !progress.retriedMalformed
+            && configuration.environments.contains(.sandbox):
             progress.retriedMalformed = true
             return post(.sandbox, progress)
         case 21002:

@@ -41,6 +41,8 @@ public actor ReceiptVerifier {
     ///   - sandboxURL: The sandbox `verifyReceipt` endpoint.
     ///   - sharedSecret: The app's shared secret, sent as `password`; `nil` or empty to send none.
     ///   - excludeOldTransactions: Sent as `exclude-old-transactions`.
+    ///   - environments: The environments whose receipts are accepted; a receipt from another one fails with
+    ///     `environmentNotAccepted`, and is never answered from the cache.
     ///   - requestTimeout: The timeout of each store call.
     ///   - maxAttempts: How many store calls may fail transiently per verification.
     ///   - backoff: The waits between those calls.
@@ -56,6 +58,7 @@ public actor ReceiptVerifier {
         sandboxURL: URL = ReceiptVerifier.appleSandboxURL,
         sharedSecret: String? = nil,
         excludeOldTransactions: Bool = false,
+        environments: Set<StoreEnvironment> = Set(StoreEnvironment.allCases),
         requestTimeout: Duration = .seconds(10),
         maxAttempts: Int = 4,
         backoff: ExponentialBackoff = ExponentialBackoff(),
@@ -76,7 +79,8 @@ public actor ReceiptVerifier {
         )
         self.sharedSecret = sharedSecret?.isEmpty == false ? sharedSecret : nil
         self.excludeOldTransactions = excludeOldTransactions
-        self.configuration = ReceiptVerificationStateMachine.Configuration(maxAttempts: maxAttempts, backoff: backoff)
+        self.configuration = ReceiptVerificationStateMachine.Configuration(
+            maxAttempts: maxAttempts, backoff: backoff, environments: environments)
         self.now = now
         self.jitter = jitter
         self.cache = ReceiptCache(capacity: cacheCapacity, timeToLive: cacheTTL)

@@ -10,13 +10,21 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the Kiosk server.",
         discussion: """
             Serves the catalog and content in --content, verifies receipts with the store and streams purchased \
-            files. With the default --store sandbox it also runs the sandbox store (/sandbox/…), so everything works \
-            offline. Prints "Kiosk listening on http://HOST:PORT" on standard output once it accepts connections; \
-            logs go to standard error. SIGTERM or SIGINT shut it down gracefully; SIGHUP reloads the content.
+            files. With the default --store sandbox it also runs the sandbox store (/sandbox/…), which sells \
+            everything for free: it listens only on loopback addresses unless --allow-public-sandbox. Prints \
+            "Kiosk listening on http://HOST:PORT" on standard output once it accepts connections; logs go to \
+            standard error. SIGTERM or SIGINT shut it down gracefully; SIGHUP reloads the content.
 
-            Secrets come from the environment: KIOSK_SHARED_SECRET (the app's shared secret for verifyReceipt), \
+            Every option can also come from the environment: KIOSK_ and the option's name in capitals, with _ for - \
+            (KIOSK_MAX_INSTALLATIONS for --max-installations; 1 or true for a switch). An option given on the command \
+            line wins over the environment, which wins over the default.
+
+            Secrets come from the environment only: KIOSK_SHARED_SECRET (the app's shared secret for verifyReceipt), \
             KIOSK_GRANT_SECRET (≥ 32 bytes; otherwise a key is generated into --data), KIOSK_GRANT_KEY_ID and \
             KIOSK_GRANT_PREVIOUS_KEYS (id:secret,… still accepted during a key rotation).
+
+            With --store appstore, --bundle-id must be your app's (the example is refused), and the store URLs must \
+            be https (http only to loopback). Redirects from the store are never followed.
 
             StoreKit 2 signed transactions and App Store Server Notifications (POST /v1/notifications/appstore) are \
             verified locally against Apple Root CA - G3, or the roots in --apple-root-ca; in sandbox mode the \
@@ -30,87 +38,77 @@ struct ServeCommand: AsyncParsableCommand {
             Examples:
               kiosk serve
               kiosk serve --port 0 --content ./content --data /var/lib/kiosk
-              KIOSK_SHARED_SECRET=… kiosk serve --store appstore --bundle-id com.example.app
-              kiosk serve --store appstore --transaction-environments Production --max-installations 5
+              KIOSK_SHARED_SECRET=… kiosk serve --store appstore --bundle-id com.acme.app
+              KIOSK_STORE=appstore KIOSK_BUNDLE_ID=com.acme.app KIOSK_HOST=0.0.0.0 kiosk serve
+              kiosk serve --host 0.0.0.0 --allow-public-sandbox   # a staging sandbox, on purpose
               kiosk serve --faults chaos:0.3 --faults-seed 42
               kiosk serve --faults none        # per-request faults only
             """
     )
 
-    @Option(help: "The address to bind.") var host = "127.0.0.1"
-    @Option(help: "The port to bind; 0 picks a free one.") var port = 8080
-    @Option(help: "The content folder (<product_id>/Info.json + Contents/).") var content = "./content"
-    @Option(help: "The data folder: ledger, hash cache, keys.") var data = "./.kiosk"
-    @Option(help: "Which store verifies receipts: sandbox or appstore.") var store: StoreMode = .sandbox
-    @Option(name: .customLong("bundle-id"), help: "The app's bundle ID; receipts of other apps are refused.")
-    var bundleID = "com.example.kiosk"
-    @Option(name: .customLong("verify-url"), help: "The production verifyReceipt URL (appstore mode).")
-    var verifyURL = "https://buy.itunes.apple.com/verifyReceipt"
-    @Option(name: .customLong("sandbox-verify-url"), help: "The sandbox verifyReceipt URL (appstore mode).")
-    var sandboxVerifyURL = "https://sandbox.itunes.apple.com/verifyReceipt"
-    @Option(name: .customLong("grant-lifetime"), help: "Seconds a grant token opens content.")
-    var grantLifetime = 900
-    @Option(name: .customLong("reload-interval"), help: "Seconds between checks of the content folder (0: only on SIGHUP).")
-    var reloadInterval = 10
-    @Option(
-        name: .customLong("apple-root-ca"),
-        help: "A PEM file of the root certificate(s) signed transactions must chain to (default: Apple Root CA - G3).")
-    var appleRootCA: String?
-    @Option(
-        name: .customLong("transaction-environments"),
-        help: "Comma-separated StoreKit environments accepted (default: Sandbox with --store sandbox, else both).")
+    @Option(name: .customLong("host"), help: help("host")) var host: String?
+    @Option(name: .customLong("port"), help: help("port")) var port: String?
+    @Option(name: .customLong("content"), help: help("content")) var content: String?
+    @Option(name: .customLong("data"), help: help("data")) var data: String?
+    @Option(name: .customLong("store"), help: help("store")) var store: String?
+    @Option(name: .customLong("bundle-id"), help: help("bundle-id")) var bundleID: String?
+    @Flag(name: .customLong("allow-public-sandbox"), help: help("allow-public-sandbox")) var allowPublicSandbox = false
+    @Flag(name: .customLong("public-metrics"), help: help("public-metrics")) var publicMetrics = false
+    @Option(name: .customLong("verify-url"), help: help("verify-url")) var verifyURL: String?
+    @Option(name: .customLong("sandbox-verify-url"), help: help("sandbox-verify-url")) var sandboxVerifyURL: String?
+    @Option(name: .customLong("transaction-environments"), help: help("transaction-environments"))
     var transactionEnvironments: String?
+    @Option(name: .customLong("max-installations"), help: help("max-installations")) var maxInstallations: String?
+    @Option(name: .customLong("grant-lifetime"), help: help("grant-lifetime")) var grantLifetime: String?
+    @Option(name: .customLong("reload-interval"), help: help("reload-interval")) var reloadInterval: String?
+    @Option(name: .customLong("apple-root-ca"), help: help("apple-root-ca")) var appleRootCA: String?
+    @Option(name: .customLong("idle-timeout"), help: help("idle-timeout")) var idleTimeout: String?
+    @Option(name: .customLong("request-timeout"), help: help("request-timeout")) var requestTimeout: String?
+    @Option(name: .customLong("send-timeout"), help: help("send-timeout")) var sendTimeout: String?
+    @Option(name: .customLong("max-header-size"), help: help("max-header-size")) var maxHeaderSize: String?
+    @Option(name: .customLong("faults"), help: help("faults")) var faults: String?
+    @Option(name: .customLong("faults-seed"), help: help("faults-seed")) var faultsSeed: String?
     @Option(
-        name: .customLong("max-installations"),
-        help: "The most installations (installation_id) one purchase serves grants to.")
-    var maxInstallations = 10
-    @Option(name: .customLong("idle-timeout"), help: "Seconds a connection may sit without a complete request part.")
-    var idleTimeout = 60
-    @Option(name: .customLong("request-timeout"), help: "Seconds a client may take to send one whole request.")
-    var requestTimeout = 30
-    @Option(name: .customLong("send-timeout"), help: "Seconds a client may leave up to 4 MiB of a response unread.")
-    var sendTimeout = 60
-    @Option(name: .customLong("max-header-size"), help: "The largest request head in bytes.")
-    var maxHeaderSize = 32 * 1024
-    @Option(help: "Inject faults into content responses: a profile (none, allow, chaos[:P], slow, flaky, busy) or a spec.")
-    var faults: String?
-    @Option(name: .customLong("faults-seed"), help: "Seed of the fault injector's random choices, for repeatable runs.")
-    var faultsSeed: UInt64?
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+        name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env: LOG_LEVEL)."
+    )
     var logLevel: String = ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info"
 
+    /// The `--help` line of a setting: what it does, its default and its environment variable.
+    private static func help(_ name: String) -> ArgumentHelp {
+        let setting = ServerSetting.named(name)
+        return ArgumentHelp(
+            "\(setting.help) (default: \(setting.defaultDescription); env: \(setting.environmentVariable))")
+    }
+
+    /// The options given on the command line, by setting name.
+    private var options: [String: String] {
+        let given: [(String, String?)] = [
+            ("host", host), ("port", port), ("content", content), ("data", data), ("store", store),
+            ("bundle-id", bundleID), ("allow-public-sandbox", allowPublicSandbox ? "true" : nil),
+            ("public-metrics", publicMetrics ? "true" : nil), ("verify-url", verifyURL),
+            ("sandbox-verify-url", sandboxVerifyURL), ("transaction-environments", transactionEnvironments),
+            ("max-installations", maxInstallations), ("grant-lifetime", grantLifetime),
+            ("reload-interval", reloadInterval), ("apple-root-ca", appleRootCA), ("idle-timeout", idleTimeout),
+            ("request-timeout", requestTimeout), ("send-timeout", sendTimeout), ("max-header-size", maxHeaderSize),
+            ("faults", faults), ("faults-seed", faultsSeed),
+        ]
+        return Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } })
+    }
+
+    /// The configuration from the options, the environment and the defaults, checked.
+    private func resolvedConfiguration() throws -> ServerConfiguration {
+        do {
+            return try ServerConfiguration(options: options, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
     func validate() throws {
-        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535.") }
-        guard grantLifetime > 0 else { throw ValidationError("--grant-lifetime must be positive.") }
-        guard maxInstallations > 0 else { throw ValidationError("--max-installations must be positive.") }
-        if let list = transactionEnvironments {
-            let names = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            for name in names where !["Production", "Sandbox"].contains(name) {
-                throw ValidationError("Unknown environment '\(name)' in --transaction-environments (Production, Sandbox).")
-            }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("Unknown --log-level '\(logLevel)'.")
         }
-        guard reloadInterval >= 0 else { throw ValidationError("--reload-interval must be 0 or more.") }
-        guard idleTimeout > 0, requestTimeout > 0, sendTimeout > 0 else {
-            throw ValidationError("--idle-timeout, --request-timeout and --send-timeout must be positive.")
-        }
-        if let faults {
-            guard store == .sandbox else {
-                throw ValidationError(
-                    "--faults cannot be used with --store appstore: fault injection would break real purchases.")
-            }
-            do {
-                _ = try FaultProfile(parsing: faults)
-            } catch {
-                throw ValidationError("--faults: \(error).")
-            }
-        } else if faultsSeed != nil {
-            throw ValidationError("--faults-seed needs --faults.")
-        }
-        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("Unknown --log-level '\(logLevel)'.") }
-        for url in [verifyURL, sandboxVerifyURL] {
-            guard let parsed = URL(string: url), parsed.scheme == "https" || parsed.scheme == "http", parsed.host != nil
-            else { throw ValidationError("'\(url)' is not an http(s) URL.") }
-        }
+        _ = try resolvedConfiguration()
     }
 
     func run() async throws {
@@ -121,36 +119,10 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "kiosk")
-        var configuration = ServerConfiguration()
-        configuration.host = host
-        configuration.port = port
-        configuration.contentDirectory = URL(fileURLWithPath: content)
-        configuration.dataDirectory = URL(fileURLWithPath: data)
-        configuration.store = store
-        configuration.bundleID = bundleID
-        configuration.productionVerifyURL = URL(string: verifyURL)!
-        configuration.sandboxVerifyURL = URL(string: sandboxVerifyURL)!
-        configuration.grantLifetime = .seconds(grantLifetime)
-        configuration.reloadInterval = .seconds(reloadInterval)
-        configuration.maxInstallations = maxInstallations
-        configuration.appleRootCAFile = appleRootCA.map { URL(fileURLWithPath: $0) }
-        configuration.transactionEnvironments = transactionEnvironments.map {
-            Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-        }
-        configuration.idleTimeout = .seconds(idleTimeout)
-        configuration.requestReadTimeout = .seconds(requestTimeout)
-        configuration.sendTimeout = .seconds(sendTimeout)
-        configuration.maxHeaderSize = maxHeaderSize
-        configuration.faults = try faults.map { try FaultProfile(parsing: $0) }
-        configuration.faultsSeed = faultsSeed
-        configuration.applyEnvironment()
-
-        let server = try await KioskHTTPServer(configuration: configuration, logger: logger)
+        let server = try await KioskHTTPServer(configuration: try resolvedConfiguration(), logger: logger)
         try await server.run(gracefulShutdownSignals: [.sigterm, .sigint], reloadOnSIGHUP: true) { address, _ in
             // Unbuffered, so that a script reading the pipe sees the line at once.
             FileHandle.standardOutput.write(Data("Kiosk listening on \(address)\n".utf8))
         }
     }
 }
-
-extension StoreMode: ExpressibleByArgument {}

@@ -126,6 +126,11 @@ final class FakeAppStore: Sendable {
             return json(["status": 21005, "is-retryable": true])
         case "http500":
             return json(["error": "boom"], status: .internalServerError)
+        case _ where scenario.hasPrefix("redirect-"):
+            // `redirect-<port>`: a 307 to another listener, which a store client must not follow with the receipt.
+            return Response(
+                status: .temporaryRedirect,
+                headers: [.location: "http://127.0.0.1:\(scenario.dropFirst(9))/verifyReceipt"])
         default:
             if scenario.hasPrefix("status-"), let status = Int(scenario.dropFirst(7)) {
                 return json(["status": status])

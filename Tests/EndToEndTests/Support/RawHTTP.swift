@@ -87,7 +87,7 @@ enum RawHTTP {
     }
 
     /// Runs blocking work on a new thread and awaits its result.
-    private static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    static func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread { continuation.resume(with: Result { try work() }) }
             thread.start()

@@ -162,11 +162,19 @@ final class TestServer: Sendable {
 
     /// Asks for a grant.
     func grant(_ productID: String, receipt: String) async throws -> Grant {
-        try await postJSON("/v1/downloads", GrantRequest(receiptData: receipt, productID: productID), as: Grant.self)
+        try await postJSON(
+            "/v1/downloads",
+            GrantRequest(proof: .receipt(receipt), productID: productID, installationID: TestServer.installationID),
+            as: Grant.self)
     }
 
+    /// The installation the tests' grant requests come from (the server requires one).
+    static let installationID = "test-installation"
+
     /// Asks for a grant with a receipt or a signed transaction, from an installation.
-    func grant(_ productID: String, proof: PurchaseProof, installationID: String? = nil) async throws -> Grant {
+    func grant(
+        _ productID: String, proof: PurchaseProof, installationID: String = TestServer.installationID
+    ) async throws -> Grant {
         try await postJSON(
             "/v1/downloads", GrantRequest(proof: proof, productID: productID, installationID: installationID),
             as: Grant.self)

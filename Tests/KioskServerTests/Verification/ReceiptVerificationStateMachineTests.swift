@@ -313,6 +313,61 @@ struct ReceiptVerificationStateMachineTests {
         #expect(delays(seed: 42) != delays(seed: 43))
         #expect(delays(seed: 42).count == 5)
     }
+
+    @Test("With Production alone, 21007 fails as environment without asking sandbox, and 21002 is not retried there")
+    func productionOnly() {
+        let configuration = Machine.Configuration(environments: [.production])
+        var machine = Machine(configuration: configuration)
+        _ = machine.start()
+        #expect(
+            machine.receivedResponse(httpStatus: 200, body: F.failure(21007))
+                == .fail(.environmentNotAccepted(.sandbox)))
+        var malformed = Machine(configuration: configuration)
+        _ = malformed.start()
+        #expect(
+            malformed.receivedResponse(httpStatus: 200, body: F.failure(21002))
+                == .fail(.receiptMalformed(status: 21002)))
+        var valid = Machine(configuration: configuration)
+        _ = valid.start()
+        let answer = F.success()
+        #expect(valid.receivedResponse(httpStatus: 200, body: answer) == .succeed(answer, .production))
+    }
+
+    @Test("With Sandbox alone, a production receipt fails as environment and a sandbox one succeeds")
+    func sandboxOnly() {
+        let configuration = Machine.Configuration(environments: [.sandbox])
+        var machine = Machine(configuration: configuration)
+        #expect(machine.start() == .post(.production))
+        #expect(
+            machine.receivedResponse(httpStatus: 200, body: F.success())
+                == .fail(.environmentNotAccepted(.production)))
+        var sandbox = Machine(configuration: configuration)
+        _ = sandbox.start()
+        #expect(sandbox.receivedResponse(httpStatus: 200, body: F.failure(21007)) == .post(.sandbox))
+        let answer = F.success(environment: .sandbox)
+        #expect(sandbox.receivedResponse(httpStatus: 200, body: answer) == .succeed(answer, .sandbox))
+    }
+
+    @Test("A refused environment is a 403 receipt_invalid with the reason environment")
+    func environmentRefusal() {
+        let error = ReceiptVerificationError.environmentNotAccepted(.sandbox)
+        #expect(error.code == "receipt_invalid")
+        #expect(error.httpStatus == 403)
+        #expect(error.reason == "environment")
+        #expect(error.message.contains("Sandbox"))
+        #expect(ReceiptVerificationError.receiptInvalid(status: 21003).reason == nil)
+    }
+
+    @Test("A redirect from the store is a misconfiguration, not followed")
+    func redirectIsMisconfigured() {
+        for status in [301, 302, 307, 308] {
+            var machine = Machine()
+            _ = machine.start()
+            #expect(
+                machine.receivedResponse(httpStatus: status, body: nil)
+                    == .fail(.storeMisconfigured(status: nil, httpStatus: status)))
+        }
+    }
 }
 
 extension ReceiptVerificationStateMachineTests.Expectation {

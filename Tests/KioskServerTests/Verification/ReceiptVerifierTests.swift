@@ -248,4 +248,22 @@ struct ReceiptVerifierTests {
         Issue.record("Condition never became true")
         throw CancellationError()
     }
+
+    @Test("A receipt from a refused environment is never cached, and the sandbox is never asked")
+    func refusedEnvironmentIsNotCached() async throws {
+        // Only successes are cached, and a success comes only from an accepted environment: each request asks
+        // production again and is refused again.
+        let transport = VerificationScriptedTransport([
+            .answer(F.failure(21007)), .answer(F.failure(21007)),
+        ])
+        let verifier = ReceiptVerifier(
+            transport: transport, productionURL: Self.production, sandboxURL: Self.sandbox,
+            environments: [.production], cacheTTL: .seconds(60), sleep: { _ in })
+        for _ in 0..<2 {
+            await #expect(throws: ReceiptVerificationError.environmentNotAccepted(.sandbox)) {
+                _ = try await verifier.verify(receiptData: F.receipt())
+            }
+        }
+        #expect(await transport.urls == [Self.production, Self.production], "the sandbox was never asked")
+    }
 }

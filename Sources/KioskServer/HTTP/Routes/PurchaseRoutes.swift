@@ -53,7 +53,13 @@ struct PurchaseRoutes {
             guard Identifiers.isValidProductID(body.productID) else {
                 throw APIError.badRequest("'\(body.productID.prefix(64))' is not a valid product ID.")
             }
-            if let installationID = body.installationID, !Self.isValidInstallationID(installationID) {
+            // Required, so that leaving it out cannot get past the installation cap.
+            guard let installationID = body.installationID else {
+                throw APIError.badRequest(
+                    "A grant request needs an installation_id: a stable ID of the app installation asking (KioskKit "
+                        + "sends one).")
+            }
+            guard Self.isValidInstallationID(installationID) else {
                 throw APIError.badRequest("An installation ID is 1 to 128 letters, digits, '.', '_' or '-'.")
             }
             guard let product = catalog.snapshot.products[body.productID] else {
@@ -67,9 +73,7 @@ struct PurchaseRoutes {
             case .success(let found): transaction = found
             case .failure(let refusal): throw APIError(refusal)
             }
-            if let installationID = body.installationID {
-                try await admit(installationID, for: transaction, logger: logger)
-            }
+            try await admit(installationID, for: transaction, logger: logger)
             let expiresAt = now().addingTimeInterval(grantLifetime.timeInterval)
             let token = signer.sign(
                 GrantClaims(
@@ -87,7 +91,10 @@ struct PurchaseRoutes {
             metrics.recordGrant(refusal: nil)
             logger.info(
                 "grant issued",
-                metadata: ["product": "\(grant.productID)", "version": "\(grant.contentVersion)", "environment": "\(receipt.environment.rawValue)"])
+                metadata: [
+                    "product": "\(grant.productID)", "version": "\(grant.contentVersion)",
+                    "environment": "\(receipt.environment.rawValue)",
+                ])
             return try JSONIO.response(grant)
         } catch let error as APIError {
             metrics.recordGrant(refusal: error.code.rawValue)
@@ -143,7 +150,8 @@ extension APIError {
     init(_ error: ReceiptVerificationError) {
         var headers: [String: String] = [:]
         if let seconds = error.retryAfterSeconds { headers["Retry-After"] = String(seconds) }
-        self.init(APIErrorCode(rawValue: error.code) ?? .internalError, error.message, headers: headers)
+        self.init(
+            APIErrorCode(rawValue: error.code) ?? .internalError, error.message, headers: headers, reason: error.reason)
     }
 
     /// The envelope for an entitlement refusal.

@@ -1,0 +1,314 @@
+import Foundation
+
+/// One setting of `kiosk serve`: its command-line option, its environment variable, how its text is read and
+/// checked, and how its default is shown. The default itself is the property's initial value in
+/// ``ServerConfiguration``; ``ServerSetting/all`` is the one table the command, its help and the README follow.
+///
+/// A value is taken from the command line first, then from the environment (`KIOSK_` and the option's name in
+/// upper case, `-` as `_`; an empty variable counts as unset), else the default stays.
+public struct ServerSetting: Sendable {
+    /// The option's name without dashes, e.g. `max-installations`.
+    public let name: String
+    /// What the setting does, for `--help` and the README.
+    public let help: String
+    /// Whether the setting has a command-line option. Secrets have none: a command line is visible to every user
+    /// of the machine (`ps`), so they come from the environment only.
+    public let hasOption: Bool
+    /// Whether the setting is a switch (`--allow-public-sandbox`), given without a value on the command line.
+    public let isFlag: Bool
+    private let read: @Sendable (String, inout ServerConfiguration) throws(ServerSetting.Invalid) -> Void
+    private let show: @Sendable (ServerConfiguration) -> String
+
+    /// The command-line option, e.g. `--max-installations`.
+    public var option: String { "--\(name)" }
+    /// The environment variable, e.g. `KIOSK_MAX_INSTALLATIONS`.
+    public var environmentVariable: String { "KIOSK_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
+    /// The default as text (`none` for an unset optional value).
+    public var defaultDescription: String { show(ServerConfiguration()) }
+
+    /// Why a value was not accepted; the caller adds where the value came from.
+    struct Invalid: Error {
+        /// What the value must be, e.g. "a whole number from 0 to 65535".
+        var expected: String
+    }
+
+    /// A setting of type `Value`.
+    init<Value>(
+        _ name: String, _ keyPath: WritableKeyPath<ServerConfiguration, Value> & Sendable, _ parser: Parser<Value>,
+        help: String, hasOption: Bool = true
+    ) {
+        self.name = name
+        self.help = help
+        self.hasOption = hasOption
+        self.isFlag = parser.isFlag
+        self.read = { (text, configuration) throws(Invalid) in configuration[keyPath: keyPath] = try parser.parse(text)
+        }
+        self.show = { parser.format($0[keyPath: keyPath]) }
+    }
+
+    /// A setting whose value may be absent (`nil`: not set, the behaviour described in `help`).
+    init<Value>(
+        _ name: String, _ keyPath: WritableKeyPath<ServerConfiguration, Value?> & Sendable, _ parser: Parser<Value>,
+        help: String, hasOption: Bool = true, unset: String = "none"
+    ) {
+        self.name = name
+        self.help = help
+        self.hasOption = hasOption
+        self.isFlag = parser.isFlag
+        self.read = { (text, configuration) throws(Invalid) in configuration[keyPath: keyPath] = try parser.parse(text)
+        }
+        self.show = { $0[keyPath: keyPath].map(parser.format) ?? unset }
+    }
+
+    /// Applies `text`, read from `source` (an option or a variable), to `configuration`.
+    func apply(_ text: String, from source: String, to configuration: inout ServerConfiguration)
+        throws(ServerConfigurationError)
+    {
+        do {
+            try read(text, &configuration)
+        } catch {
+            let shown = hasOption ? "'\(text.prefix(200))'" : "its value"
+            throw ServerConfigurationError("\(source): \(shown) is not \(error.expected).")
+        }
+    }
+
+    /// How a setting's text becomes a value, and a value text again.
+    struct Parser<Value>: Sendable {
+        let parse: @Sendable (String) throws(Invalid) -> Value
+        let format: @Sendable (Value) -> String
+        var isFlag = false
+    }
+}
+
+extension ServerSetting.Parser where Value == String {
+    /// Any text that is not empty or blank.
+    static var text: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard !text.trimmingCharacters(in: .whitespaces).isEmpty else { throw .init(expected: "empty") }
+                return text
+            },
+            format: { $0 })
+    }
+}
+
+extension ServerSetting.Parser where Value == Int {
+    /// A whole number in `range`.
+    static func integer(_ range: ClosedRange<Int>) -> Self {
+        let expected =
+            range.upperBound == .max
+            ? "a whole number of at least \(range.lowerBound)"
+            : "a whole number from \(range.lowerBound) to \(range.upperBound)"
+        return Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard let value = Int(text), range.contains(value) else { throw .init(expected: expected) }
+                return value
+            },
+            format: { String($0) })
+    }
+}
+
+extension ServerSetting.Parser where Value == UInt64 {
+    /// A whole number from 0 to 2⁶⁴ - 1.
+    static var unsigned: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard let value = UInt64(text) else { throw .init(expected: "a whole number from 0 to 2^64 - 1") }
+                return value
+            },
+            format: { String($0) })
+    }
+}
+
+extension ServerSetting.Parser where Value == Duration {
+    /// Whole seconds, at least `minimum`.
+    static func seconds(minimum: Int) -> Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard let value = Int(text), value >= minimum, value <= 365 * 86_400 else {
+                    throw .init(expected: "a whole number of seconds from \(minimum) to 31536000")
+                }
+                return .seconds(value)
+            },
+            format: { String($0.components.seconds) })
+    }
+}
+
+extension ServerSetting.Parser where Value == Bool {
+    /// A switch: `true`, `1`, `yes` or `on`, or `false`, `0`, `no` or `off` (any case).
+    static var flag: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                switch text.lowercased() {
+                case "true", "1", "yes", "on": return true
+                case "false", "0", "no", "off": return false
+                default: throw .init(expected: "true or false")
+                }
+            },
+            format: { $0 ? "on" : "off" }, isFlag: true)
+    }
+}
+
+extension ServerSetting.Parser where Value == URL {
+    /// A path on this machine.
+    static var path: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard !text.isEmpty else { throw .init(expected: "a path") }
+                return URL(fileURLWithPath: text)
+            },
+            format: { $0.relativePath })
+    }
+
+    /// An `https` URL, or an `http` one to a loopback address (a test store on this machine).
+    static var storeURL: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard let url = URL(string: text), ServerConfiguration.isAcceptableStoreURL(url) else {
+                    throw .init(expected: "an https URL (http only to a loopback address)")
+                }
+                return url
+            },
+            format: { $0.absoluteString })
+    }
+}
+
+extension ServerSetting.Parser where Value == StoreMode {
+    /// `sandbox` or `appstore`.
+    static var store: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard let mode = StoreMode(rawValue: text) else { throw .init(expected: "sandbox or appstore") }
+                return mode
+            },
+            format: { $0.rawValue })
+    }
+}
+
+extension ServerSetting.Parser where Value == Set<String> {
+    /// A comma-separated list of StoreKit environments: `Production`, `Sandbox` or both.
+    static var environments: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                let names = Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                guard !names.isEmpty, names.allSatisfy({ StoreEnvironment(rawValue: $0) != nil }) else {
+                    throw .init(expected: "a comma-separated list of Production and Sandbox")
+                }
+                return names
+            },
+            format: { $0.sorted().joined(separator: ",") })
+    }
+}
+
+extension ServerSetting.Parser where Value == FaultProfile {
+    /// A fault profile or spec (see README, "Fault injection").
+    static var faults: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                do {
+                    return try FaultProfile(parsing: text)
+                } catch {
+                    throw .init(expected: "a fault profile or spec (\(error))")
+                }
+            },
+            format: { "\($0)" })
+    }
+}
+
+extension ServerSetting {
+    /// Every setting of `kiosk serve`, in the order of `--help`.
+    public static let all: [ServerSetting] = [
+        ServerSetting("host", \.host, .text, help: "The address to bind."),
+        ServerSetting("port", \.port, .integer(0...65535), help: "The port to bind; 0 picks a free one."),
+        ServerSetting(
+            "content", \.contentDirectory, .path, help: "The content folder (<product_id>/Info.json + Contents/)."),
+        ServerSetting(
+            "data", \.dataDirectory, .path, help: "The data folder: ledger, hash cache, keys (made owner-only)."),
+        ServerSetting("store", \.store, .store, help: "Which store verifies receipts: sandbox or appstore."),
+        ServerSetting(
+            "bundle-id", \.bundleID, .text,
+            help: "The app's bundle ID; receipts of other apps are refused. Required (not the example) with appstore."),
+        ServerSetting(
+            "allow-public-sandbox", \.allowPublicSandbox, .flag,
+            help: "Let the sandbox store, which sells everything for free, listen on a non-loopback address."),
+        ServerSetting(
+            "public-metrics", \.publicMetrics, .flag, help: "Serve /metrics to every client, not only to loopback ones."
+        ),
+        ServerSetting(
+            "verify-url", \.productionVerifyURL, .storeURL, help: "The production verifyReceipt URL (appstore mode)."),
+        ServerSetting(
+            "sandbox-verify-url", \.sandboxVerifyURL, .storeURL,
+            help: "The sandbox verifyReceipt URL (appstore mode)."),
+        ServerSetting(
+            "transaction-environments", \.transactionEnvironments, .environments,
+            help: "Comma-separated App Store environments whose receipts and signed transactions are accepted.",
+            unset: "Sandbox with --store sandbox, Production,Sandbox with appstore"),
+        ServerSetting(
+            "max-installations", \.maxInstallations, .integer(1...Int.max),
+            help: "The most installations (installation_id) one purchase serves grants to."),
+        ServerSetting(
+            "grant-lifetime", \.grantLifetime, .seconds(minimum: 1), help: "Seconds a grant token opens content."),
+        ServerSetting(
+            "reload-interval", \.reloadInterval, .seconds(minimum: 0),
+            help: "Seconds between checks of the content folder (0: only on SIGHUP)."),
+        ServerSetting(
+            "apple-root-ca", \.appleRootCAFile, .path,
+            help: "A PEM file of the root certificate(s) signed transactions must chain to.",
+            unset: "Apple Root CA - G3"),
+        ServerSetting(
+            "idle-timeout", \.idleTimeout, .seconds(minimum: 1),
+            help: "Seconds a connection may sit without a complete request part."),
+        ServerSetting(
+            "request-timeout", \.requestReadTimeout, .seconds(minimum: 1),
+            help: "Seconds a client may take to send one whole request."),
+        ServerSetting(
+            "send-timeout", \.sendTimeout, .seconds(minimum: 1),
+            help: "Seconds a client may leave up to 4 MiB of a response unread."),
+        ServerSetting(
+            "max-header-size", \.maxHeaderSize, .integer(1024...Int.max), help: "The largest request head in bytes."),
+        ServerSetting(
+            "faults", \.faults, .faults,
+            help: "Inject faults into content responses: a profile (none, allow, chaos[:P], slow, flaky, busy) "
+                + "or a spec.",
+            unset: "off"),
+        ServerSetting(
+            "faults-seed", \.faultsSeed, .unsigned,
+            help: "Seed of the fault injector's random choices, for repeatable runs.", unset: "random"),
+        ServerSetting(
+            "shared-secret", \.sharedSecret, .text, help: "The app-specific shared secret sent to verifyReceipt.",
+            hasOption: false),
+        ServerSetting(
+            "grant-secret", \.grantSecret, .text,
+            help: "The grant signing secret (at least 32 bytes); without it a key is generated into the data folder.",
+            hasOption: false, unset: "generated"),
+        ServerSetting(
+            "grant-key-id", \.grantKeyID, .text, help: "The key ID announced with the grant secret.", hasOption: false),
+        ServerSetting(
+            "grant-previous-keys", \.previousGrantKeys, .text,
+            help: "id:secret,… earlier grant secrets still accepted during a key rotation.", hasOption: false),
+    ]
+
+    /// The setting named `name`; a programming error when there is none.
+    public static func named(_ name: String) -> ServerSetting {
+        guard let setting = all.first(where: { $0.name == name }) else { preconditionFailure("no setting '\(name)'") }
+        return setting
+    }
+}
+
+extension ServerConfiguration {
+    /// The configuration `kiosk serve` runs with: each setting from `options` (by name, e.g. `max-installations`),
+    /// else from `environment`, else its default; then checked as a whole with ``validate()``.
+    /// - Throws: ``ServerConfigurationError`` naming the option or variable at fault.
+    public init(options: [String: String], environment: [String: String]) throws(ServerConfigurationError) {
+        var configuration = ServerConfiguration()
+        for setting in ServerSetting.all {
+            if setting.hasOption, let value = options[setting.name] {
+                try setting.apply(value, from: setting.option, to: &configuration)
+            } else if let value = environment[setting.environmentVariable], !value.isEmpty {
+                try setting.apply(value, from: setting.environmentVariable, to: &configuration)
+            }
+        }
+        try configuration.validate()
+        self = configuration
+    }
+}
