@@ -28,7 +28,7 @@ struct ChaosTests {
     /// Writes `count` products of 1–3 files (16 KiB to 1 MiB, and a 5 MiB file in every fifth product so that
     /// resumed ranges are exercised) into a new content folder.
     static func generateContent(count: Int, in folder: URL) throws -> [GeneratedProduct] {
-        var random = SeededRandomNumberGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         var products: [GeneratedProduct] = []
         for index in 0..<count {
             let id = String(format: "com.example.kiosk.chaos.%03d", index)

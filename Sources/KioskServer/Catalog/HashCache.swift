@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KioskCore
 
 /// The SHA-256 of every content file, remembered in the data directory by path and ``FileIdentity`` (size,
 /// modification time, device, inode and status-change time), so that a restart or a reload hashes only the files
@@ -72,19 +73,5 @@ struct HashCache: Sendable {
             hasher.update(data: chunk)
         }
         return hasher.finalize().hexString
-    }
-}
-
-extension Sequence where Element == UInt8 {
-    /// Lowercase hexadecimal.
-    var hexString: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for byte in self {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
     }
 }

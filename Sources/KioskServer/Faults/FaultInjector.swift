@@ -1,5 +1,6 @@
 import HTTPTypes
 import Hummingbird
+import KioskCore
 import Logging
 import NIOConcurrencyHelpers
 
@@ -17,7 +18,7 @@ public final class FaultInjector: Sendable {
 
     /// The server-wide faults.
     public let profile: FaultProfile
-    private let generator: NIOLockedValueBox<SeededRandomNumberGenerator>
+    private let generator: NIOLockedValueBox<SplitMix64>
     /// The downloads (purchase and file, hashed) that chaos has corrupted once already.
     private let corruptedDownloads = NIOLockedValueBox(Set<Int>())
     /// How many corrupted downloads are remembered before the memory starts over.
@@ -26,7 +27,7 @@ public final class FaultInjector: Sendable {
     /// An injector for `profile`, drawing from a generator seeded with `seed` (a random seed when nil).
     public init(profile: FaultProfile, seed: UInt64? = nil) {
         self.profile = profile
-        self.generator = NIOLockedValueBox(SeededRandomNumberGenerator(seed: seed ?? UInt64.random(in: .min ... .max)))
+        self.generator = NIOLockedValueBox(SplitMix64(seed: seed ?? UInt64.random(in: .min ... .max)))
     }
 
     /// The spec the request asks for itself, if any (the header wins over the query parameter).

@@ -278,7 +278,7 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     }
 
     static func format(_ duration: Duration) -> String {
-        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = Int64(duration / .milliseconds(1))
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000)s" : "\(milliseconds)ms"
     }
 

@@ -49,10 +49,10 @@ public struct GrantSigner: Sendable {
 
     /// A token for `claims`, signed with the current key.
     public func sign(_ claims: GrantClaims) -> String {
-        let payload = base64URL(try! JSONEncoder().encode(claims))  // encoding plain strings and integers cannot fail
+        let payload = Base64URL.encode(try! JSONEncoder().encode(claims))  // encoding plain strings and integers cannot fail
         let signed = "v1.\(keyring.currentKeyID).\(payload)"
         let mac = HMAC<SHA256>.authenticationCode(for: Data(signed.utf8), using: keyring.currentKey)
-        return signed + "." + base64URL(Data(mac))
+        return signed + "." + Base64URL.encode(Data(mac))
     }
 
     /// Checks a token's signature and expiry and returns its claims, or the reason it does not open anything.
@@ -61,8 +61,8 @@ public struct GrantSigner: Sendable {
         guard token.utf8.count <= 2048 else { return .failure(invalid) }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "v1", let key = keyring.key(for: String(parts[1])),
-            let mac = dataFromBase64URL(parts[3]), base64URL(mac) == parts[3],  // one spelling per token
-            let payload = dataFromBase64URL(parts[2])
+            let mac = Base64URL.decode(parts[3]), Base64URL.encode(mac) == parts[3],  // one spelling per token
+            let payload = Base64URL.decode(parts[2])
         else { return .failure(invalid) }
         let signed = parts[0...2].joined(separator: ".")
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(signed.utf8), using: key),
@@ -81,36 +81,4 @@ public struct GrantSigner: Sendable {
         }
         return nil
     }
-}
-
-/// Base64url without padding (RFC 4648 §5), byte by byte: this runs on every content request.
-private func base64URL(_ data: Data) -> String {
-    let encoded = data.base64EncodedString().utf8
-    var out: [UInt8] = []
-    out.reserveCapacity(encoded.count)
-    for byte in encoded {
-        switch byte {
-        case UInt8(ascii: "+"): out.append(UInt8(ascii: "-"))
-        case UInt8(ascii: "/"): out.append(UInt8(ascii: "_"))
-        case UInt8(ascii: "="): continue
-        default: out.append(byte)
-        }
-    }
-    return String(decoding: out, as: UTF8.self)
-}
-
-/// Decodes unpadded base64url; nil for anything else (standard base64's `+`, `/` and `=` included).
-private func dataFromBase64URL(_ text: Substring) -> Data? {
-    var out: [UInt8] = []
-    out.reserveCapacity(text.utf8.count + 3)
-    for byte in text.utf8 {
-        switch byte {
-        case UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="): return nil
-        case UInt8(ascii: "-"): out.append(UInt8(ascii: "+"))
-        case UInt8(ascii: "_"): out.append(UInt8(ascii: "/"))
-        default: out.append(byte)
-        }
-    }
-    while out.count % 4 != 0 { out.append(UInt8(ascii: "=")) }
-    return Data(base64Encoded: Data(out))
 }

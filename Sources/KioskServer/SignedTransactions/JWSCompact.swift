@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KioskCore
 import SwiftASN1
 import X509
 
@@ -56,24 +57,5 @@ extension Certificate {
         var serializer = DER.Serializer()
         try serializer.serialize(self)
         return serializer.serializedBytes
-    }
-}
-
-/// Base64url without padding (RFC 4648 §5), as JWS uses it.
-enum Base64URL {
-    /// Encodes without padding.
-    static func encode(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    /// Decodes unpadded base64url; nil for anything else.
-    static func decode(_ text: Substring) -> Data? {
-        guard !text.contains(where: { $0 == "+" || $0 == "/" || $0 == "=" }) else { return nil }
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while standard.utf8.count % 4 != 0 { standard.append("=") }
-        return Data(base64Encoded: standard)
     }
 }

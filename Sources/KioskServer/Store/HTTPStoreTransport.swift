@@ -27,9 +27,8 @@ struct HTTPStoreTransport: StoreTransport {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(bytes: body))
-        let deadline = TimeAmount.nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000)
         do {
-            let response = try await client.execute(request, timeout: deadline)
+            let response = try await client.execute(request, timeout: TimeAmount(timeout))
             let buffer = try await response.body.collect(upTo: Self.maxResponseSize)
             return StoreHTTPResponse(status: Int(response.status.code), body: Data(buffer.readableBytesView))
         } catch let error as HTTPClientError

@@ -32,7 +32,7 @@ public struct ExponentialBackoff: Sendable, Hashable {
 
     /// The wait before retry `retry` for a random `unit` in `0 ..< 1`: `ceiling / 2 + unit × ceiling / 2`.
     public func delay(forRetry retry: Int, unit: Double) -> Duration {
-        let half = Self.nanoseconds(ceiling(forRetry: retry)) / 2
+        let half = ceiling(forRetry: retry) / .nanoseconds(1) / 2
         let unit = min(max(unit, 0), 1)
         return .nanoseconds(Int64((half + unit * half).rounded(.down)))
     }
@@ -45,10 +45,5 @@ public struct ExponentialBackoff: Sendable, Hashable {
     /// A `Retry-After` for a client when retry `retry` would be next: its ceiling in whole seconds, at least one.
     public func retryAfter(forRetry retry: Int) -> Duration {
         .seconds(ReceiptVerificationError.wholeSeconds(ceiling(forRetry: retry)))
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
     }
 }

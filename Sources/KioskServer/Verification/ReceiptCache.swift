@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 
 /// Verified receipts by digest, each kept for a time-to-live, at most `capacity` of them (oldest evicted first).
 ///
@@ -22,8 +23,7 @@ struct ReceiptCache: Sendable {
     /// Creates an empty cache.
     init(capacity: Int, timeToLive: Duration) {
         self.capacity = max(0, capacity)
-        let (seconds, attoseconds) = timeToLive.components
-        self.timeToLive = Double(seconds) + Double(attoseconds) / 1e18
+        self.timeToLive = timeToLive.timeInterval
     }
 
     /// The number of entries, expired ones included until they are looked up or make room.

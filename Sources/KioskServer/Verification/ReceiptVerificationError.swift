@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 
 /// Why a receipt could not be verified, with the store's status code where one applies.
 ///
@@ -100,8 +101,7 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
 
     /// `duration` rounded up to whole seconds, at least one.
     static func wholeSeconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        return max(1, Int(seconds) + (attoseconds > 0 ? 1 : 0))
+        max(1, Int(duration.timeInterval.rounded(.up)))
     }
 }
 
