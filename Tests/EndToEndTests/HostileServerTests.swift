@@ -63,7 +63,8 @@ struct HostileServerTests {
             let cache = server.makeScratchDirectory()
             let layout = CacheLayout(root: cache)
             let staged = layout.stagedFile(productID: Self.product, path: "Contents/b.bin")
-            try FileManager.default.createDirectory(at: staged.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: staged.deletingLastPathComponent(), withIntermediateDirectories: true)
             try files["Contents/b.bin"]!.write(to: staged)
             let record = DownloadRecord(
                 id: DownloadID(), productID: Self.product, receipt: purchase.receiptData, priority: .normal,
@@ -73,7 +74,10 @@ struct HostileServerTests {
             let before = server.contentBytesSent
 
             let outcome = try await ChildProcess.runKiosk(
-                ["get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache", cache.path],
+                [
+                    "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache",
+                    cache.path,
+                ],
                 input: Data(purchase.receiptData.utf8))
             #expect(outcome.exitStatus == 0, "\(outcome)")
             let installed = layout.content(productID: Self.product, version: "1.0")
@@ -130,15 +134,20 @@ struct HostileServerTests {
 
     @Test func serverTextIsEscapedBeforeItReachesTheTerminal() async throws {
         let text = Self.hostileText
-        let envelope = try String(decoding: JSONSerialization.data(withJSONObject: [
-            "error": ["code": "not_entitled" + text, "message": text]]), as: UTF8.self)
-        let catalog = try String(decoding: JSONSerialization.data(withJSONObject: [
-            "products": [[
-                "id": Self.product, "type": "non_consumable", "title": text, "description": text,
-                "content_version": "1.0", "content_length": 3, "file_count": 1,
-            ]],
-            "invalid_product_ids": [text],
-        ]), as: UTF8.self)
+        let envelope = try String(
+            decoding: JSONSerialization.data(withJSONObject: [
+                "error": ["code": "not_entitled" + text, "message": text]
+            ]), as: UTF8.self)
+        let catalog = try String(
+            decoding: JSONSerialization.data(withJSONObject: [
+                "products": [
+                    [
+                        "id": Self.product, "type": "non_consumable", "title": text, "description": text,
+                        "content_version": "1.0", "content_length": 3, "file_count": 1,
+                    ]
+                ],
+                "invalid_product_ids": [text],
+            ]), as: UTF8.self)
         let server = try HostileHTTPServer { request in
             request.path == "/v1/products" ? .json(200, catalog) : .json(403, envelope)
         }
@@ -155,8 +164,85 @@ struct HostileServerTests {
             let products = try await ChildProcess.runKiosk(arguments + ["--server", server.baseURL.absoluteString])
             #expect(products.exitStatus == 0, "\(arguments): \(products)")
             #expect(products.standardOutput.contains("pwned"), "\(arguments): \(products.standardOutput)")
-            #expect(!Self.containsUnsafeScalar(products.standardOutput), "\(arguments): \(products.standardOutput.debugDescription)")
+            #expect(
+                !Self.containsUnsafeScalar(products.standardOutput),
+                "\(arguments): \(products.standardOutput.debugDescription)")
         }
+    }
+
+    // MARK: - #15 item 4 in process: the limit is the configuration's, and answers have a deadline
+
+    /// A client of `server` whose JSON answers are limited to `limit` bytes and `deadline` seconds.
+    static func client(_ server: HostileHTTPServer, limit: Int = 16 << 20, deadline: TimeInterval = 120) async throws
+        -> KioskClient
+    {
+        var configuration = KioskClient.Configuration()
+        configuration.maximumResponseSize = limit
+        configuration.jsonRequestDeadline = deadline
+        return try await KioskClient(serverURL: server.baseURL, cacheRoot: scratch(), configuration: configuration)
+    }
+
+    @Test func theResponseLimitIsAConfigurationValueNamedInTheError() async throws {
+        let server = try HostileHTTPServer { _ in .gzipBomb(decodedBytes: 8 << 20) }
+        defer { server.stop() }
+        let client = try await Self.client(server, limit: 1 << 20)
+        await #expect(throws: KioskError.responseTooLarge(limit: 1 << 20)) { try await client.products() }
+        #expect(KioskError.responseTooLarge(limit: 1 << 20).description.contains("1 MiB"))
+        await client.close()
+        // Under a larger limit, the same answer is read to its end (where the bomb's zero CRC-32 fails it).
+        let roomy = try await Self.client(server, limit: 16 << 20)
+        do {
+            _ = try await roomy.products()
+            Issue.record("a body of zeros was read as a catalog")
+        } catch {
+            #expect(error.code != "response_too_large")
+        }
+        await roomy.close()
+    }
+
+    @Test func anAnswerThatDripsForEverEndsAtTheDeadline() async throws {
+        let server = try HostileHTTPServer { _ in .drip(interval: .milliseconds(100)) }
+        defer { server.stop() }
+        let client = try await Self.client(server, deadline: 1)
+        let start = ContinuousClock.now
+        do {
+            _ = try await client.products()
+            Issue.record("a dripping answer was read")
+        } catch {
+            #expect(error.code == "network")
+            #expect(error.description.contains("within 1 s"))
+        }
+        #expect(ContinuousClock.now - start < .seconds(30))
+        await client.close()
+    }
+
+    @Test func aBadContentURLIsATypedErrorInProcess() async throws {
+        let server = try HostileHTTPServer { request in
+            request.path == "/v1/downloads"
+                ? .json(200, Self.grant(url: "/v1/content/other/1.0/Contents/a.bin")) : .json(404, "{}")
+        }
+        defer { server.stop() }
+        let client = try await Self.client(server)
+        try await client.enqueue(productID: Self.product, receipt: "cmVjZWlwdA==")
+        await #expect(
+            throws: KioskError.unsafeGrant(
+                productID: Self.product,
+                problem: .contentURL(path: "Contents/a.bin", url: "/v1/content/other/1.0/Contents/a.bin"))
+        ) {
+            _ = try await client.waitUntilInstalled(productID: Self.product)
+        }
+        await client.close()
+    }
+
+    @Test func plainHTTPToARemoteHostNeedsTheOptIn() async throws {
+        let remote = URL(string: "http://kiosk.example.com")!
+        await #expect(throws: KioskError.insecureServerURL(host: "kiosk.example.com")) {
+            _ = try await KioskClient(serverURL: remote, cacheRoot: Self.scratch())
+        }
+        var configuration = KioskClient.Configuration()
+        configuration.allowsInsecureHTTP = true
+        let client = try await KioskClient(serverURL: remote, cacheRoot: Self.scratch(), configuration: configuration)
+        await client.close()
     }
 
     // MARK: - Also fix: plain http:// to a remote host

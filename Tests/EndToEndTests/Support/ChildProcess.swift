@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs the built `kiosk` tool in a child process, so that a test can watch it trap, run out of memory or hang
@@ -45,21 +45,26 @@ enum ChildProcess {
 
     /// Runs `kiosk arguments…` with `input` on standard input. The child is killed (`SIGKILL`) when its resident
     /// memory passes `memoryCap` bytes or when it runs longer than `timeLimit`.
-    static func runKiosk(_ arguments: [String], input: Data = Data(), memoryCap: Int = 1 << 30,
-                         timeLimit: Duration = .seconds(120)) async throws -> Outcome {
+    static func runKiosk(
+        _ arguments: [String], input: Data = Data(), memoryCap: Int = 1 << 30,
+        timeLimit: Duration = .seconds(120)
+    ) async throws -> Outcome {
         let executable = try kioskExecutable
         return try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                continuation.resume(with: Result {
-                    try run(executable, arguments, input: input, memoryCap: memoryCap, timeLimit: timeLimit)
-                })
+                continuation.resume(
+                    with: Result {
+                        try run(executable, arguments, input: input, memoryCap: memoryCap, timeLimit: timeLimit)
+                    })
             }
             thread.start()
         }
     }
 
-    private static func run(_ executable: URL, _ arguments: [String], input: Data, memoryCap: Int,
-                            timeLimit: Duration) throws -> Outcome {
+    private static func run(
+        _ executable: URL, _ arguments: [String], input: Data, memoryCap: Int,
+        timeLimit: Duration
+    ) throws -> Outcome {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-child-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -69,9 +74,9 @@ enum ChildProcess {
         try input.write(to: stdinURL)
 
         #if canImport(Darwin)
-        var actions: posix_spawn_file_actions_t? = nil
+            var actions: posix_spawn_file_actions_t? = nil
         #else
-        var actions = posix_spawn_file_actions_t()
+            var actions = posix_spawn_file_actions_t()
         #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -108,15 +113,15 @@ enum ChildProcess {
 
     /// `ru_maxrss` is in KiB on Linux, in bytes on Darwin.
     #if canImport(Darwin)
-    private static let maxRSSUnit = 1
+        private static let maxRSSUnit = 1
     #else
-    private static let maxRSSUnit = 1024
+        private static let maxRSSUnit = 1024
     #endif
 
     /// The child's current resident memory from `/proc/<pid>/status` (0 where there is no `/proc`).
     private static func residentBytes(of pid: pid_t) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
         else { return 0 }
         let kibibytes = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
         return kibibytes * 1024

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A request as the hostile server read it.
@@ -64,7 +64,9 @@ final class HostileHTTPServer: Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 64) == 0 else {
             close(fd)
@@ -116,27 +118,32 @@ final class HostileHTTPServer: Sendable {
             _ = RawHTTP.sendAll(fd, Data((head + "\r\n").utf8) + body)
         case .gzipBomb(let decodedBytes):
             let body = Self.gzipOfZeros(decodedBytes)
-            let head = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            let head =
+                "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n"
                 + "Content-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n"
             _ = RawHTTP.sendAll(fd, Data(head.utf8) + body)
         case .endlessChunked:
-            let head = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            let head =
+                "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n"
                 + "Transfer-Encoding: chunked\r\n\r\n"
             guard RawHTTP.sendAll(fd, Data(head.utf8)) else { return }
             let size = 64 << 10
-            let chunk = Data(String(size, radix: 16).utf8) + Data("\r\n".utf8)
+            let chunk =
+                Data(String(size, radix: 16).utf8) + Data("\r\n".utf8)
                 + Data(repeating: UInt8(ascii: " "), count: size) + Data("\r\n".utf8)
             for _ in 0..<((8 << 30) / size) {
                 guard RawHTTP.sendAll(fd, chunk) else { return }
             }
         case .drip(let interval):
-            let head = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            let head =
+                "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n"
                 + "Content-Length: 100000000\r\n\r\n"
             guard RawHTTP.sendAll(fd, Data(head.utf8)) else { return }
             let deadline = ContinuousClock.now + .seconds(600)
             while ContinuousClock.now < deadline, RawHTTP.sendAll(fd, Data(" ".utf8)) {
-                Thread.sleep(forTimeInterval: Double(interval.components.seconds)
-                    + Double(interval.components.attoseconds) / 1e18)
+                Thread.sleep(
+                    forTimeInterval: Double(interval.components.seconds)
+                        + Double(interval.components.attoseconds) / 1e18)
             }
         }
     }
@@ -169,8 +176,9 @@ final class HostileHTTPServer: Sendable {
             guard count > 0 else { return nil }
             body.append(chunk, count: count)
         }
-        return HostileRequest(method: String(requestLine[0]), target: String(requestLine[1]), headers: headers,
-                              body: body)
+        return HostileRequest(
+            method: String(requestLine[0]), target: String(requestLine[1]), headers: headers,
+            body: body)
     }
 
     /// A gzip member whose DEFLATE stream (one block, fixed Huffman codes) is a literal zero followed by
