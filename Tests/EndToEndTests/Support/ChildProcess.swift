@@ -15,7 +15,7 @@ enum ChildProcess {
         var exitStatus: Int32?
         /// The signal that ended it, when one did (including the `SIGKILL` of a limit below).
         var signal: Int32?
-        /// Peak resident memory, in bytes (`ru_maxrss`).
+        /// Peak resident memory of the child itself, in bytes (`VmHWM`, sampled).
         var peakRSS: Int
         /// Whether it was killed for passing the memory cap or the time limit.
         var killedForLimit: Bool
@@ -89,41 +89,40 @@ enum ChildProcess {
         let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
         guard spawned == 0 else { throw RawHTTP.Failure(description: "posix_spawn failed: \(spawned)") }
 
+        // Peak memory is the child's own high-water mark (VmHWM), sampled every 5 ms until it exits. Not
+        // `ru_maxrss`: posix_spawn starts the child in the parent's address space, and Linux counts that one too.
         var status: Int32 = 0
-        var usage = rusage()
         var killed = false
+        var peak = 0
         let deadline = ContinuousClock.now + timeLimit
         while true {
-            let done = wait4(pid, &status, WNOHANG, &usage)
+            let memory = memoryBytes(of: pid)
+            peak = max(peak, memory.peak)
+            let done = waitpid(pid, &status, WNOHANG)
             if done == pid { break }
-            if done < 0, errno != EINTR { throw RawHTTP.Failure(description: "wait4 failed: errno \(errno)") }
-            if !killed, residentBytes(of: pid) > memoryCap || ContinuousClock.now > deadline {
+            if done < 0, errno != EINTR { throw RawHTTP.Failure(description: "waitpid failed: errno \(errno)") }
+            if !killed, memory.resident > memoryCap || ContinuousClock.now > deadline {
                 kill(pid, SIGKILL)
                 killed = true
             }
-            usleep(20_000)
+            usleep(5_000)
         }
         let exited = status & 0x7F == 0
         return Outcome(
             exitStatus: exited ? (status >> 8) & 0xFF : nil, signal: exited ? nil : status & 0x7F,
-            peakRSS: Int(usage.ru_maxrss) * maxRSSUnit, killedForLimit: killed,
+            peakRSS: peak, killedForLimit: killed,
             standardOutput: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
             standardError: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "")
     }
 
-    /// `ru_maxrss` is in KiB on Linux, in bytes on Darwin.
-    #if canImport(Darwin)
-        private static let maxRSSUnit = 1
-    #else
-        private static let maxRSSUnit = 1024
-    #endif
-
-    /// The child's current resident memory from `/proc/<pid>/status` (0 where there is no `/proc`).
-    private static func residentBytes(of pid: pid_t) -> Int {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
-        else { return 0 }
-        let kibibytes = line.split(separator: " ").compactMap { Int($0) }.first ?? 0
-        return kibibytes * 1024
+    /// The child's resident memory and its high-water mark from `/proc/<pid>/status` (zeros where there is no
+    /// `/proc`).
+    private static func memoryBytes(of pid: pid_t) -> (resident: Int, peak: Int) {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return (0, 0) }
+        func field(_ name: String) -> Int {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name) }) else { return 0 }
+            return (line.split(separator: " ").compactMap { Int($0) }.first ?? 0) * 1024
+        }
+        return (field("VmRSS:"), field("VmHWM:"))
     }
 }
