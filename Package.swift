@@ -81,6 +81,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "KioskKitTests", dependencies: ["KioskKit", "KioskCore"]),
+        .testTarget(name: "KioskCLITests", dependencies: ["kiosk"]),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [

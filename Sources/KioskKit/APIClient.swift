@@ -2,11 +2,15 @@ import Foundation
 import KioskCore
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The JSON half of the wire contract: catalog, receipt verification, grants. Errors come back typed, decoded
 /// from the server's error envelope. Receipts and tokens are sent, never logged.
+///
+/// Every answer is bounded: at most ``Limits/maximumResponseSize`` bytes, counted as the decoded bytes arrive
+/// (URLSession inflates `gzip` on its own, so the wire size says nothing), and at most ``Limits/deadline`` seconds
+/// from the request to the last byte, so a body that drips for ever also ends.
 struct APIClient: Sendable {
     /// A response's status, headers and body.
     struct Response: Sendable {
@@ -20,68 +24,91 @@ struct APIClient: Sendable {
         }
     }
 
-    let serverURL: URL
-    let session: URLSession
-    /// This installation's ID, sent with grant requests (the server caps installations per purchase).
-    let installationID: String?
-    let maximumBodySize = 16 << 20
-
-    init(serverURL: URL, session: URLSession, installationID: String? = nil) {
-        self.serverURL = serverURL
-        self.session = session
-        self.installationID = installationID
+    /// The bounds of every JSON exchange and of every grant.
+    struct Limits: Sendable {
+        /// The largest answer body, in decoded bytes.
+        var maximumResponseSize: Int
+        /// The longest a request may take, start to last byte, in seconds.
+        var deadline: TimeInterval
+        /// What a grant may list.
+        var grant: GrantLimits
     }
 
-    static func makeSession(timeout: TimeInterval) -> URLSession {
+    let serverURL: URL
+    let session: URLSession
+    let limits: Limits
+    /// This installation's ID, sent with grant requests (the server caps installations per purchase).
+    let installationID: String?
+    private let collector: ResponseCollector
+
+    /// A client of `serverURL` with its own session; `idleTimeout` is URLSession's per-request idle timeout.
+    init(serverURL: URL, idleTimeout: TimeInterval, limits: Limits, installationID: String? = nil) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.timeoutIntervalForRequest = timeout
+        configuration.timeoutIntervalForRequest = idleTimeout
         configuration.httpCookieStorage = nil
-        return URLSession(configuration: configuration)
+        let collector = ResponseCollector()
+        let queue = BoundedOperationQueue(limit: 16)
+        queue.name = "KioskKit.APIClient"
+        self.serverURL = serverURL
+        self.session = URLSession(configuration: configuration, delegate: collector, delegateQueue: queue)
+        self.collector = collector
+        self.limits = limits
+        self.installationID = installationID
     }
 
-    func url(_ path: String, query: [URLQueryItem] = []) -> URL {
-        var components = URLComponents(url: serverURL, resolvingAgainstBaseURL: false)!
-        let base = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
-        components.path = base + path
+    /// The server URL with `path` (already percent-encoded) appended to its own path.
+    func url(_ path: String, query: [URLQueryItem] = []) throws(KioskError) -> URL {
+        // URLComponents traps on a path that is not properly percent-encoded: check it first.
+        guard path.hasPrefix("/"),
+            path.utf8.split(separator: UInt8(ascii: "/")).allSatisfy({
+                GrantValidation.percentDecoded(Substring($0)) != nil
+            }),
+            var components = URLComponents(url: serverURL, resolvingAgainstBaseURL: false)
+        else { throw .invalidArgument("'\(serverURL.absoluteString)' with '\(path)' is not a usable URL.") }
+        let base = components.percentEncodedPath
+        components.percentEncodedPath = (base.hasSuffix("/") ? String(base.dropLast()) : base) + path
         components.queryItems = query.isEmpty ? nil : query
-        return components.url!
+        components.fragment = nil
+        guard let url = components.url else {
+            throw .invalidArgument("'\(serverURL.absoluteString)' with '\(path)' is not a usable URL.")
+        }
+        return url
     }
 
-    /// Sends a request and returns the raw answer (any status). Network failures become ``KioskError/network``.
+    /// The URL of one file of a grant, after checking that the server's `url` is a path under the grant's product
+    /// and version (see ``GrantValidation/contentPath(of:in:)``).
+    func contentURL(for file: GrantFile, in grant: Grant) throws(KioskError) -> URL {
+        try url(GrantValidation.contentPath(of: file, in: grant))
+    }
+
+    /// Sends a request and returns the answer (any status), its body at most ``Limits/maximumResponseSize`` decoded
+    /// bytes, within ``Limits/deadline``. Network failures and the deadline become ``KioskError/network``, a larger
+    /// body ``KioskError/responseTooLarge(limit:)``.
     func send(_ request: URLRequest) async throws(KioskError) -> Response {
-        let session = self.session
-        let result: Result<(Data, URLResponse), any Error> = await withCheckedContinuation { continuation in
-            let task = session.dataTask(with: request) { data, response, error in
-                if let error {
-                    continuation.resume(returning: .failure(error))
-                } else if let response {
-                    continuation.resume(returning: .success((data ?? Data(), response)))
-                } else {
-                    continuation.resume(returning: .failure(URLError(.badServerResponse)))
-                }
-            }
-            task.resume()
+        let task = session.dataTask(with: request)
+        let pending = PendingResponse(limit: limits.maximumResponseSize, deadline: limits.deadline)
+        let collector = self.collector
+        let result: Result<(Data, URLResponse), KioskError> = await withCheckedContinuation { continuation in
+            pending.start(task, continuation: continuation) { collector.register(pending, for: task.taskIdentifier) }
         }
-        switch result {
-        case .failure(let error):
-            throw Self.networkError(error)
-        case .success(let (data, response)):
-            guard let http = response as? HTTPURLResponse else { throw .invalidResponse("not an HTTP response") }
-            var headers: [String: String] = [:]
-            for (key, value) in http.allHeaderFields {
-                if let key = key as? String, let value = value as? String { headers[key] = value }
-            }
-            return Response(status: http.statusCode, headers: headers, body: data)
+        let (data, response) = try result.get()
+        guard let http = response as? HTTPURLResponse else { throw .invalidResponse("not an HTTP response") }
+        var headers: [String: String] = [:]
+        for (key, value) in http.allHeaderFields {
+            if let key = key as? String, let value = value as? String { headers[key] = value }
         }
+        return Response(status: http.statusCode, headers: headers, body: data)
     }
 
     /// Sends a JSON request and decodes a 2xx JSON answer as `T`; any other status becomes a server error.
-    func json<T: Decodable>(_ type: T.Type, method: String, path: String, query: [URLQueryItem] = [],
-                            body: (some Encodable)? = Optional<String>.none,
-                            headers: [String: String] = [:]) async throws(KioskError) -> (T?, Response) {
-        var request = URLRequest(url: url(path, query: query))
+    func json<T: Decodable>(
+        _ type: T.Type, method: String, path: String, query: [URLQueryItem] = [],
+        body: (some Encodable)? = Optional<String>.none,
+        headers: [String: String] = [:]
+    ) async throws(KioskError) -> (T?, Response) {
+        var request = URLRequest(url: try url(path, query: query))
         request.httpMethod = method
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
@@ -92,8 +119,9 @@ struct APIClient: Sendable {
         let response = try await send(request)
         if response.status == 304 { return (nil, response) }
         guard (200...299).contains(response.status) else {
-            throw KioskError.fromResponse(status: response.status, body: response.body,
-                                          retryAfter: RetryAfter.seconds(from: response.header("Retry-After")))
+            throw KioskError.fromResponse(
+                status: response.status, body: response.body,
+                retryAfter: RetryAfter.seconds(from: response.header("Retry-After")))
         }
         do {
             return (try KioskJSON.decode(T.self, from: response.body), response)
@@ -102,22 +130,23 @@ struct APIClient: Sendable {
         }
     }
 
-    /// `POST /v1/downloads`: a grant for one product.
+    /// `POST /v1/downloads`: a grant for one product, checked (``GrantValidation``) before anything uses it.
     func grant(productID: String, proof: PurchaseProof) async throws(KioskError) -> Grant {
-        let (grant, _) = try await json(Grant.self, method: "POST", path: "/v1/downloads",
-                                        body: GrantRequest(proof: proof, productID: productID,
-                                                           installationID: installationID))
+        let (grant, _) = try await json(
+            Grant.self, method: "POST", path: "/v1/downloads",
+            body: GrantRequest(
+                proof: proof, productID: productID,
+                installationID: installationID))
         guard let grant else { throw .invalidResponse("empty grant") }
-        guard grant.productID == productID, Identifiers.isValidContentVersion(grant.contentVersion),
-              grant.files.allSatisfy({ Identifiers.isValidFilePath($0.path) && $0.length >= 0 && $0.sha256.count == 64 })
-        else { throw .invalidResponse("the grant lists an unsafe path, version or hash") }
+        try GrantValidation.validate(grant, productID: productID, limits: limits.grant)
         return grant
     }
 
     /// `POST /v1/receipts/verify`.
     func verify(proof: PurchaseProof) async throws(KioskError) -> EntitlementsResponse {
-        let (answer, _) = try await json(EntitlementsResponse.self, method: "POST", path: "/v1/receipts/verify",
-                                         body: ReceiptVerificationRequest(proof: proof))
+        let (answer, _) = try await json(
+            EntitlementsResponse.self, method: "POST", path: "/v1/receipts/verify",
+            body: ReceiptVerificationRequest(proof: proof))
         guard let answer else { throw .invalidResponse("empty verification answer") }
         return answer
     }
@@ -129,5 +158,164 @@ struct APIClient: Sendable {
         }
         let nsError = error as NSError
         return .network(code: nsError.code, underlying: nsError.localizedDescription)
+    }
+}
+
+/// The session delegate of an ``APIClient``: routes each task's callbacks to its ``PendingResponse``.
+///
+/// `@unchecked Sendable`: its only state is the `Locked` table; URLSession calls it on the serial delegate queue.
+final class ResponseCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    private let pending = Locked<[Int: PendingResponse]>([:])
+
+    func register(_ response: PendingResponse, for identifier: Int) {
+        pending.withLock { $0[identifier] = response }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let response = pending.withLock({ $0[dataTask.taskIdentifier] }), response.receive(data) else { return }
+        // Off the delegate queue: URLSession may be waiting for this queue (BoundedOperationQueue), and some
+        // swift-corelibs-foundation versions cancel synchronously on the session's own queue.
+        DispatchQueue.global().async { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let response = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        response.complete(task.response, error: error)
+    }
+}
+
+/// One JSON request in flight: its body so far, counted against the limit as it arrives, and its deadline.
+///
+/// `@unchecked Sendable`: `body` is touched only on the session's serial delegate queue; what the deadline timer
+/// and the delegate queue share goes through `Locked`.
+final class PendingResponse: @unchecked Sendable {
+    typealias Continuation = CheckedContinuation<Result<(Data, URLResponse), KioskError>, Never>
+
+    private let limit: Int
+    private let deadline: TimeInterval
+    private var body = Data()
+    private var cancelRequested = false
+    private let failure = Locked<KioskError?>(nil)
+    private let continuation = Locked<Continuation?>(nil)
+    private let timer = Locked<DispatchWorkItem?>(nil)
+
+    init(limit: Int, deadline: TimeInterval) {
+        self.limit = limit
+        self.deadline = deadline
+        // Reserved, not touched: pages become resident only as bytes arrive, and the body never moves while it
+        // grows (a growing buffer that is copied to a larger one holds both, and leaves the allocator fragmented).
+        body.reserveCapacity(min(limit, 64 << 20))
+    }
+
+    /// Registers and starts `task`, and arms the deadline, which fails the request and cancels the task.
+    func start(_ task: URLSessionDataTask, continuation: Continuation, register: () -> Void) {
+        self.continuation.withLock { $0 = continuation }
+        let seconds = deadline
+        let expiry = DispatchWorkItem { [weak self, weak task] in
+            self?.fail(
+                .network(
+                    code: URLError.timedOut.rawValue,
+                    underlying: "the server did not finish its answer within \(Int(seconds)) s"))
+            task?.cancel()
+        }
+        timer.withLock { $0 = expiry }
+        register()
+        task.resume()
+        DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: expiry)
+    }
+
+    /// Takes decoded bytes. Returns `true`, once, when the task must be cancelled: the body would pass the limit,
+    /// or the deadline passed.
+    func receive(_ data: Data) -> Bool {
+        if failure.withLock({ $0 }) == nil {
+            guard data.count <= limit - body.count else {
+                fail(.responseTooLarge(limit: limit))
+                body = Data()
+                return requestCancel()
+            }
+            body.append(data)
+            return false
+        }
+        return requestCancel()
+    }
+
+    private func requestCancel() -> Bool {
+        defer { cancelRequested = true }
+        return !cancelRequested
+    }
+
+    /// The task ended: resumes the waiting request once.
+    func complete(_ response: URLResponse?, error: (any Error)?) {
+        timer.withLock { $0 }?.cancel()
+        let result: Result<(Data, URLResponse), KioskError>
+        if let failure = failure.withLock({ $0 }) {
+            result = .failure(failure)
+        } else if let error {
+            result = .failure(APIClient.networkError(error))
+        } else if let response {
+            result = .success((body, response))
+        } else {
+            result = .failure(.invalidResponse("no answer"))
+        }
+        body = Data()
+        continuation.withLock { continuation in
+            continuation?.resume(returning: result)
+            continuation = nil
+        }
+    }
+
+    /// Records the first failure and ends the wait at once: the task's own end may come much later (URLSession
+    /// delivers what it already received before it cancels).
+    private func fail(_ error: KioskError) {
+        let first = failure.withLock { failure -> Bool in
+            guard failure == nil else { return false }
+            failure = error
+            return true
+        }
+        guard first else { return }
+        continuation.withLock { continuation in
+            continuation?.resume(returning: .failure(error))
+            continuation = nil
+        }
+    }
+}
+
+/// A serial `OperationQueue` that makes whoever adds work wait while `limit` blocks are pending: the delegate queue of
+/// an ``APIClient`` session. swift-corelibs-foundation hands every chunk a transfer receives (gzip already inflated) to
+/// the delegate queue without waiting, so a fast or inflating answer piles up in memory faster than the delegate can
+/// count it and cancel; blocking the session's queue here stops libcurl reading the socket until the delegate catches
+/// up. Apple's URLSession applies its own back-pressure; the wait then rarely happens.
+///
+/// `@unchecked Sendable`: `pending` and `runner` are guarded by `condition`.
+final class BoundedOperationQueue: OperationQueue, @unchecked Sendable {
+    private let limit: Int
+    private let condition = NSCondition()
+    private var pending = 0
+    /// The thread running one of this queue's blocks, if any (`OperationQueue.current` is not reliable here).
+    private var runner: Thread?
+
+    init(limit: Int) {
+        self.limit = limit
+        super.init()
+        maxConcurrentOperationCount = 1
+    }
+
+    override func addOperation(_ block: @escaping @Sendable () -> Void) {
+        condition.lock()
+        // Work added from this queue's own blocks never waits (it would wait for itself).
+        while pending >= limit, runner !== Thread.current { condition.wait() }
+        pending += 1
+        condition.unlock()
+        super.addOperation { [condition] in
+            condition.lock()
+            self.runner = Thread.current
+            condition.unlock()
+            block()
+            condition.lock()
+            self.runner = nil
+            self.pending -= 1
+            condition.broadcast()
+            condition.unlock()
+        }
     }
 }

@@ -7,6 +7,8 @@ struct DownloadWork: Sendable, Hashable {
     var productID: String
     var proof: PurchaseProof
     var grant: Grant?
+    /// When ``grant`` arrived (it is trusted for at most ``GrantLimits/maximumTrust`` after that).
+    var grantReceivedAt: Date?
     var entityTags: [String: String]
     var verifiedPaths: Set<String>
     var integrityFailures: [String: Int]
@@ -45,10 +47,8 @@ struct DownloadEngine: Sendable {
         var renewalsWithoutProgress = 0
         outer: while true {
             try Task.checkCancellation()
-            if work.grant == nil || work.grant!.expiresAt <= Date() {
-                try await renewGrant(&work, hooks: hooks)
-            }
-            let grant = work.grant!
+            if !Self.isTrusted(work) { try await renewGrant(&work, hooks: hooks) }
+            guard let grant = work.grant else { throw KioskError.invalidResponse("no grant") }
             if let installed = work.installed, installed.version == grant.contentVersion,
                case .intact = ContentReconciler.check(installed, fileSize: ContentReconciler.diskFileSize) {
                 try? fileManager.removeItem(at: staging)
@@ -88,6 +88,13 @@ struct DownloadEngine: Sendable {
     /// the file changed on the server.
     static let contentChanged = KioskError.invalidResponse("content did not match the grant; renewing it")
 
+    /// Whether the work's grant may still be used: present, before its `expires_at`, and received less than
+    /// ``GrantLimits/maximumTrust`` ago.
+    static func isTrusted(_ work: DownloadWork, now: Date = Date()) -> Bool {
+        guard let grant = work.grant else { return false }
+        return GrantValidation.trustedUntil(grant, receivedAt: work.grantReceivedAt) > now
+    }
+
     /// Bytes of the current version on disk: verified files plus parts.
     func bytesOnDisk(_ work: DownloadWork) -> Int64 {
         guard let grant = work.grant else { return 0 }
@@ -116,12 +123,14 @@ struct DownloadEngine: Sendable {
         work.verifiedPaths.formIntersection(newPaths)
         work.entityTags = work.entityTags.filter { newPaths.contains($0.key) }
         work.grant = new
+        work.grantReceivedAt = Date()
         await hooks.checkpoint(work)
     }
 
     /// Fetches one file (resuming its part) and verifies it; a wrong hash deletes it and tries once more.
     private func fetchAndVerify(_ file: GrantFile, work: inout DownloadWork, hooks: EngineHooks) async throws {
-        let grant = work.grant!
+        guard let grant = work.grant else { throw KioskError.invalidResponse("no grant") }
+        let url = try api.contentURL(for: file, in: grant)
         let part = layout.partFile(productID: work.productID, path: file.path)
         let final = layout.stagedFile(productID: work.productID, path: file.path)
         try createDirectory(part.deletingLastPathComponent())
@@ -157,12 +166,12 @@ struct DownloadEngine: Sendable {
             if have == file.length {
                 digest = FileHashing.hex(hasher.finalize())
             } else {
-                if work.grant!.expiresAt <= Date() {
+                if !Self.isTrusted(work) {
                     throw KioskError.server(status: 401, code: APIErrorCode.tokenExpired.rawValue,
                                             message: "The grant is about to expire.", retryAfter: nil)
                 }
                 let request = FetchRequest(
-                    url: api.url(file.url), token: grant.token, offset: have, expectedLength: file.length,
+                    url: url, token: grant.token, offset: have, expectedLength: file.length,
                     entityTag: work.entityTags[file.path], partURL: part)
                 let expected = grant.totalLength
                 hooks.progress(base + have, expected)  // after re-hashing: the speed is measured from here
@@ -266,18 +275,15 @@ struct DownloadEngine: Sendable {
     }
 
     private func createDirectory(_ url: URL) throws {
-        do {
-            try fileManager.createDirectory(at: url, withIntermediateDirectories: true)
-        } catch {
-            throw KioskError.fileSystem(path: url.path, underlying: "\(error.localizedDescription)")
-        }
+        try CacheFiles.createDirectory(url, under: layout.root)
     }
 
     /// POSIX rename (atomic within a volume).
     private func rename(_ from: URL, to: URL) -> Bool {
         from.withUnsafeFileSystemRepresentation { source in
             to.withUnsafeFileSystemRepresentation { target in
-                Foundation.rename(source!, target!) == 0
+                guard let source, let target else { return false }
+                return Foundation.rename(source, target) == 0
             }
         }
     }

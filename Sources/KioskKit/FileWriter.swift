@@ -40,10 +40,14 @@ public final class POSIXPartFileWriter: PartFileWriter {
     private var descriptor: Int32
     private let path: String
 
-    /// Opens `url` for writing at `offset`, truncating anything after it.
+    /// Opens `url` for writing at `offset`, truncating anything after it. A symbolic link at `url` is refused,
+    /// never followed.
     public init(url: URL, truncatingTo offset: Int64) throws(KioskError) {
         path = url.path
-        let fd = url.withUnsafeFileSystemRepresentation { open($0!, O_WRONLY | O_CREAT, 0o644) }
+        let fd = url.withUnsafeFileSystemRepresentation { path -> Int32 in
+            guard let path else { return -1 }
+            return open(path, CacheFiles.appendFlags, 0o644)
+        }
         guard fd >= 0 else { throw Self.error(errno, path: url.path, needed: 0) }
         guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) >= 0 else {
             let code = errno
@@ -80,6 +84,7 @@ public final class POSIXPartFileWriter: PartFileWriter {
 
     static func error(_ code: Int32, path: String, needed: Int64) -> KioskError {
         if code == ENOSPC || code == EDQUOT { return .insufficientStorage(needed: needed, available: nil) }
+        if code == ELOOP { return .fileSystem(path: path, underlying: "refused to follow a symbolic link in the cache") }
         return .fileSystem(path: path, underlying: String(cString: strerror(code)))
     }
 }

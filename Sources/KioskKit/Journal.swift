@@ -26,6 +26,9 @@ struct DownloadRecord: Sendable, Hashable, Codable {
     var attempt: Int
     /// The current grant (its version is the download's version), once asked for.
     var grant: Grant?
+    /// When ``grant`` was received: it is trusted for at most ``GrantLimits/maximumTrust`` after that. Journals
+    /// written before this key existed have none, and their grant is renewed before use.
+    var grantReceivedAt: Date? = nil
     /// The `ETag` of each file's first response, sent back as `If-Range`.
     var entityTags: [String: String]
     /// Files downloaded and verified against the grant (renamed from `.part` in staging).
@@ -42,6 +45,28 @@ struct DownloadRecord: Sendable, Hashable, Codable {
             case .receipt(let text): (receipt, signedTransaction) = (text, nil)
             case .signedTransaction(let text): (receipt, signedTransaction) = (nil, text)
             }
+        }
+    }
+}
+
+extension DownloadRecord {
+    /// The record without its grant when the grant fails today's checks (``GrantValidation``): a grant journaled by
+    /// an older, laxer KioskKit, for example with a content URL outside its product. The download then resumes with
+    /// a fresh grant. Files already verified stay on disk in staging and are kept once their SHA-256 matches the
+    /// fresh grant; `If-Range` validators are kept, so a part of a file that changed starts over.
+    func droppingUnsafeGrant(limits: GrantLimits) -> DownloadRecord {
+        guard let grant else { return self }
+        do {
+            try GrantValidation.validate(grant, productID: productID, limits: limits)
+            return self
+        } catch {
+            var record = self
+            record.grant = nil
+            record.grantReceivedAt = nil
+            record.verifiedPaths = []
+            record.entityTags = entityTags.filter { Identifiers.isValidFilePath($0.key) }
+            record.integrityFailures = integrityFailures.filter { Identifiers.isValidFilePath($0.key) }
+            return record
         }
     }
 }
@@ -128,7 +153,7 @@ struct Journal: Sendable {
     }
 
     static func writeDurably(_ data: Data, to url: URL) throws(KioskError) {
-        let fd = url.withUnsafeFileSystemRepresentation { open($0!, O_WRONLY | O_CREAT | O_TRUNC, 0o600) }
+        let fd = CacheFiles.createFresh(url)
         guard fd >= 0 else { throw .journal("cannot open \(url.lastPathComponent): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var failure: Int32 = 0

@@ -27,6 +27,18 @@ public actor KioskClient {
         public var retryPolicy = RetryPolicy()
         /// The idle timeout of requests, in seconds.
         public var requestTimeout: TimeInterval = 60
+        /// The largest answer a JSON request (catalog, receipts, grants) accepts, in bytes, counted as the decoded
+        /// bytes arrive (default 16 MiB, over twice the grant of a 20,000-file product). A larger answer fails with
+        /// ``KioskError/responseTooLarge(limit:)``.
+        public var maximumResponseSize: Int = 16 << 20
+        /// The longest a JSON request may take from start to last byte, in seconds (default 120), however steadily
+        /// bytes arrive. ``requestTimeout`` is the idle timeout; content downloads have no total deadline.
+        public var jsonRequestDeadline: TimeInterval = 120
+        /// Whether a plain `http://` server URL may name a host that is not loopback (default `false`, as App
+        /// Transport Security). `http://localhost`, `http://127.0.0.1` and `http://[::1]` are always allowed.
+        public var allowsInsecureHTTP = false
+        /// What a grant may list (file count, total length).
+        public var grantLimits = GrantLimits()
         /// Opens partial files for writing; replace it to simulate a full disk.
         public var fileWriterFactory: FileWriterFactory = .posix
         /// Free bytes on the cache volume; replace it to simulate a small disk.
@@ -108,8 +120,12 @@ public actor KioskClient {
     ///   - cacheRoot: where to keep downloads and content (default ``CacheLayout/defaultRoot``). Use one client
     ///     per cache root.
     ///   - configuration: tunables.
+    /// - Throws: ``KioskError/insecureServerURL(host:)`` for a plain `http://` server that is not loopback unless
+    ///   ``Configuration/allowsInsecureHTTP`` is set; ``KioskError/fileSystem(path:underlying:)`` when the cache
+    ///   root cannot be created.
     public init(serverURL: URL = KioskClient.defaultServerURL, cacheRoot: URL = CacheLayout.defaultRoot,
                 configuration: Configuration = Configuration()) async throws {
+        try ServerURLPolicy.check(serverURL, allowsInsecureHTTP: configuration.allowsInsecureHTTP)
         self.serverURL = serverURL
         self.configuration = configuration
         let layout = CacheLayout(root: cacheRoot)
@@ -122,8 +138,11 @@ public actor KioskClient {
         }
         let installationID = Self.installationID(in: layout)
         self.installationID = installationID
-        let api = APIClient(serverURL: serverURL, session: APIClient.makeSession(timeout: configuration.requestTimeout),
-                            installationID: installationID)
+        let api = APIClient(
+            serverURL: serverURL, idleTimeout: configuration.requestTimeout,
+            limits: APIClient.Limits(maximumResponseSize: configuration.maximumResponseSize,
+                                     deadline: configuration.jsonRequestDeadline, grant: configuration.grantLimits),
+            installationID: installationID)
         let fetcher = FileFetcher(timeout: configuration.requestTimeout, writerFactory: configuration.fileWriterFactory)
         self.api = api
         self.fetcher = fetcher
@@ -144,7 +163,7 @@ public actor KioskClient {
             var machine = DownloadStateMachine(state: record.state, attempt: record.attempt,
                                                maximumAttempts: configuration.retryPolicy.maximumAttempts)
             _ = machine.recoverAfterLaunch()
-            var record = record
+            var record = record.droppingUnsafeGrant(limits: configuration.grantLimits)
             record.state = machine.state
             records[record.id] = record
             machines[record.id] = machine
@@ -210,7 +229,7 @@ public actor KioskClient {
         if let tag = response.header("ETag") {
             catalogCache[key] = CachedCatalog(entityTag: tag, body: response.body)
             if let data = try? JSONEncoder().encode(catalogCache) {
-                try? data.write(to: layout.catalogCache, options: .atomic)
+                try? CacheFiles.writeAtomically(data, to: layout.catalogCache)
             }
         }
         return answer
@@ -474,7 +493,7 @@ public actor KioskClient {
             return text
         }
         let fresh = UUID().uuidString.lowercased()
-        try? Data(fresh.utf8).write(to: layout.installationIDFile, options: .atomic)
+        try? CacheFiles.writeAtomically(Data(fresh.utf8), to: layout.installationIDFile)
         return fresh
     }
 
@@ -484,8 +503,8 @@ public actor KioskClient {
 
     private func work(for record: DownloadRecord) -> DownloadWork {
         DownloadWork(productID: record.productID, proof: record.proof, grant: record.grant,
-                     entityTags: record.entityTags, verifiedPaths: record.verifiedPaths,
-                     integrityFailures: record.integrityFailures)
+                     grantReceivedAt: record.grantReceivedAt, entityTags: record.entityTags,
+                     verifiedPaths: record.verifiedPaths, integrityFailures: record.integrityFailures)
     }
 
     private func snapshot(_ id: DownloadID) -> DownloadSnapshot? {
@@ -580,6 +599,7 @@ public actor KioskClient {
         if let task = transfers[id] { await task.value }
         try? FileManager.default.removeItem(at: layout.staging(productID: productID))
         records[id]?.grant = nil
+        records[id]?.grantReceivedAt = nil
         records[id]?.verifiedPaths = []
         records[id]?.entityTags = [:]
         progress[id]?.bytesWritten = 0
@@ -650,6 +670,7 @@ public actor KioskClient {
     private func checkpoint(_ id: DownloadID, _ work: DownloadWork) {
         guard records[id] != nil, !isClosed else { return }
         records[id]?.grant = work.grant
+        records[id]?.grantReceivedAt = work.grantReceivedAt
         records[id]?.entityTags = work.entityTags
         records[id]?.verifiedPaths = work.verifiedPaths
         records[id]?.integrityFailures = work.integrityFailures

@@ -36,6 +36,16 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
     case cancelled(productID: String)
     /// The arguments of a call were not acceptable (for example a malformed product ID).
     case invalidArgument(String)
+    /// The server's answer to a JSON request was larger than `limit` bytes (counted as decoded bytes arrive; see
+    /// ``KioskClient/Configuration/maximumResponseSize``). Retrying does not help.
+    case responseTooLarge(limit: Int)
+    /// A grant broke a rule KioskKit enforces on what a server may send: a content URL outside the product's
+    /// folder on the server, an unsafe path, more files or bytes than the limits allow. Retrying does not help
+    /// until the server is fixed.
+    case unsafeGrant(productID: String, problem: GrantProblem)
+    /// The server URL is plain `http://` for a host that is not loopback, and
+    /// ``KioskClient/Configuration/allowsInsecureHTTP`` is off.
+    case insecureServerURL(host: String)
 
     /// A stable machine code for this error, e.g. `not_entitled`, `integrity`, `insufficient_storage`.
     public var code: String {
@@ -50,6 +60,9 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .notFound: "not_found"
         case .cancelled: "cancelled"
         case .invalidArgument: "invalid_argument"
+        case .responseTooLarge: "response_too_large"
+        case .unsafeGrant: "unsafe_grant"
+        case .insecureServerURL: "insecure_http"
         }
     }
 
@@ -109,11 +122,21 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .notFound(let productID): "Nothing is known about \(productID) here."
         case .cancelled(let productID): "The download of \(productID) was cancelled."
         case .invalidArgument(let detail): detail
+        case .responseTooLarge(let limit):
+            "The server's answer was larger than the limit of \(Self.limit(limit)) (maximumResponseSize)."
+        case .unsafeGrant(let productID, let problem): "The server's grant for \(productID) was refused: \(problem)."
+        case .insecureServerURL(let host):
+            "The server \(host) is plain http:// and not on this machine; use https:// or set allowsInsecureHTTP."
         }
     }
 
     /// Same as ``description``.
     public var errorDescription: String? { description }
+
+    /// A byte limit as people write it: `16 MiB` when it is a whole number of mebibytes.
+    static func limit(_ bytes: Int) -> String {
+        bytes >= 1 << 20 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
+    }
 
     static func bytes(_ count: Int64) -> String {
         ByteCountFormatter.string(fromByteCount: count, countStyle: .file)

@@ -21,9 +21,9 @@ public struct RetryPolicy: Sendable, Hashable {
     ///
     /// Without `retryAfter`: "equal jitter" — half of `min(maximumDelay, baseDelay × 2^(attempt−1))` plus a random
     /// share (`random` in 0…1) of the other half. With `retryAfter` (the server's `Retry-After`, in seconds):
-    /// exactly that, capped at ten times `maximumDelay`.
+    /// exactly that, capped at ten times `maximumDelay` and at ``RetryAfter/maximumSeconds`` (one hour).
     public func delay(attempt: Int, retryAfter: Double? = nil, random: Double) -> Double {
-        if let retryAfter, retryAfter >= 0 { return min(retryAfter, maximumDelay * 10) }
+        if let retryAfter, retryAfter >= 0 { return min(retryAfter, maximumDelay * 10, RetryAfter.maximumSeconds) }
         let exponent = Double(max(0, attempt - 1))
         let capped = min(maximumDelay, baseDelay * pow(2, min(exponent, 62)))
         let clamped = min(max(random, 0), 1)
@@ -33,14 +33,17 @@ public struct RetryPolicy: Sendable, Hashable {
 
 /// Parses the `Retry-After` header field (RFC 9110 §10.2.3).
 public enum RetryAfter {
-    /// The number of seconds to wait: `delay-seconds` as is, an HTTP-date as the time left until it (0 when past).
-    /// `nil` for anything else.
+    /// The longest wait a server may ask for: one hour. A longer `Retry-After` is read as one hour.
+    public static let maximumSeconds: Double = 3600
+
+    /// The number of seconds to wait: `delay-seconds` as is, an HTTP-date as the time left until it (0 when past),
+    /// at most ``maximumSeconds``. `nil` for anything else.
     public static func seconds(from value: String?, now: Date = Date()) -> Double? {
         guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
         if value.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            return value.utf8.count > 12 ? nil : Double(value)
+            return value.utf8.count > 12 ? nil : Double(value).map { min($0, maximumSeconds) }
         }
         guard let date = HTTPDate.parse(value, relativeTo: now) else { return nil }
-        return max(0, date.timeIntervalSince(now))
+        return min(max(0, date.timeIntervalSince(now)), maximumSeconds)
     }
 }

@@ -96,6 +96,15 @@ struct ProgressAndRetryTests {
         #expect(policy.delay(attempt: 1, retryAfter: 1000, random: 0) == 80)
     }
 
+    /// #15: a server cannot park a download for days with a huge `Retry-After`, whatever the policy allows.
+    @Test func retryAfterIsCappedAtOneHour() {
+        let patient = RetryPolicy(baseDelay: 1, maximumDelay: 86_400)
+        #expect(patient.delay(attempt: 1, retryAfter: 1_000_000_000, random: 0) == 3600)
+        #expect(RetryAfter.seconds(from: "999999999999") == 3600)
+        let now = Date(timeIntervalSince1970: 1_445_412_480)
+        #expect(RetryAfter.seconds(from: "Fri, 01 Jan 2100 00:00:00 GMT", now: now) == 3600)
+    }
+
     @Test func retryAfterParsing() {
         let now = Date(timeIntervalSince1970: 1_445_412_480)  // Wed, 21 Oct 2015 07:28:00 GMT
         #expect(RetryAfter.seconds(from: "120") == 120)

@@ -41,20 +41,24 @@ struct BuyCommand: AsyncParsableCommand {
         guard status == 201 else {
             let message = (try? KioskJSON.decode(APIErrorEnvelope.self, from: data))
                 .map { "\($0.error.message) (\($0.error.code))" } ?? "HTTP \(status)"
-            FileHandle.standardError.write(Data("kiosk buy: \(message)\n".utf8))
+            FileHandle.standardError.write(Data("kiosk buy: \(TerminalText.escaped(message))\n".utf8))
             throw ExitCode(1)
         }
-        let purchase = try KioskJSON.decode(SandboxPurchaseResponse.self, from: data)
-        FileHandle.standardError.write(Data("bought \(purchase.productID): transaction \(purchase.transactionID)\n".utf8))
+        guard let purchase = try? KioskJSON.decode(SandboxPurchaseResponse.self, from: data) else {
+            FileHandle.standardError.write(Data("kiosk buy: the sandbox store's answer could not be read\n".utf8))
+            throw ExitCode(1)
+        }
+        let bought = "bought \(purchase.productID): transaction \(purchase.transactionID)"
+        FileHandle.standardError.write(Data("\(TerminalText.escaped(bought, allowsNewline: false))\n".utf8))
         if signed {
             guard let jws = purchase.signedTransaction else {
                 let message = "kiosk buy: the server's sandbox store does not sign transactions\n"
                 FileHandle.standardError.write(Data(message.utf8))
                 throw ExitCode(1)
             }
-            print(jws)
+            print(TerminalText.escaped(jws, allowsNewline: false))
         } else {
-            print(purchase.receiptData)
+            print(TerminalText.escaped(purchase.receiptData, allowsNewline: false))
         }
     }
 }

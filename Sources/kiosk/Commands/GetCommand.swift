@@ -23,6 +23,10 @@ struct GetCommand: AsyncParsableCommand {
             Ctrl-C pauses the download and saves its state in the cache's journal; running the same command \
             again resumes from the bytes already on disk.
 
+            A plain http:// server must be on this machine (localhost, 127.0.0.0/8, ::1) unless \
+            --allow-insecure-http is given. Text from the server (error messages) is printed with control and \
+            bidirectional characters escaped.
+
             Examples:
               kiosk buy com.example.kiosk.magazine.2026-11 > receipt.txt
               kiosk get com.example.kiosk.magazine.2026-11 --receipt receipt.txt
@@ -50,13 +54,19 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cache root (default: $XDG_CACHE_HOME/kiosk or ~/.cache/kiosk).", valueName: "dir"))
     var cache: String?
 
+    @Flag(name: .customLong("allow-insecure-http"),
+          help: "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted).")
+    var allowInsecureHTTP = false
+
     func run() async throws {
         guard let serverURL = URL(string: server), serverURL.scheme != nil else {
             throw ValidationError("'\(server)' is not a URL.")
         }
         let proof = try readProof()
         let root = cache.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? CacheLayout.defaultRoot
-        let client = try await KioskClient(serverURL: serverURL, cacheRoot: root)
+        var configuration = KioskClient.Configuration()
+        configuration.allowsInsecureHTTP = allowInsecureHTTP
+        let client = try await KioskClient(serverURL: serverURL, cacheRoot: root, configuration: configuration)
         let renderer = ProgressRenderer(isTerminal: isatty(STDERR_FILENO) == 1)
         let product = productID
 
@@ -83,8 +93,10 @@ struct GetCommand: AsyncParsableCommand {
             code = report(error, renderer: renderer)
         }
         interrupt.cancel()
-        await client.close()
+        // A failed download's state is already in the journal. Closing would wait for URLSession to wind down the
+        // failed request, which on Linux can take seconds against a server that keeps sending.
         if code != 0 { throw ExitCode(code) }
+        await client.close()
     }
 
     /// The proof in the file: a compact JWS (three base64url parts) is a signed transaction, anything else a receipt.
@@ -140,7 +152,7 @@ struct GetCommand: AsyncParsableCommand {
                 }
             case .installed(let content) where content.productID == productID:
                 renderer.complete(content.totalLength)
-                print(content.directory.path)
+                print(TerminalText.escaped(content.directory.path))
                 return 0
             default:
                 break
@@ -151,7 +163,7 @@ struct GetCommand: AsyncParsableCommand {
 
     private func report(_ error: KioskError, renderer: ProgressRenderer) -> Int32 {
         renderer.finishLine()
-        FileHandle.standardError.write(Data("kiosk: \(error.description)\n".utf8))
+        FileHandle.standardError.write(Data("kiosk: \(TerminalText.escaped(error.description))\n".utf8))
         return error.isEntitlementRefusal ? 3 : 1
     }
 }

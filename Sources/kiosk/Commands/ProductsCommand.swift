@@ -10,7 +10,9 @@ struct ProductsCommand: AsyncParsableCommand {
         abstract: "List the products a Kiosk server sells.",
         discussion: """
             Prints one row per product: identifier, type, content version, size, file count and title. \
-            With --ids, only those products are listed and unknown identifiers are reported.
+            With --ids, only those products are listed and unknown identifiers are reported. Text from the \
+            server is printed with control and bidirectional characters escaped (\\u{1B} in the table, \\u001B \
+            in JSON). A plain http:// server must be on this machine unless --allow-insecure-http is given.
 
             Examples:
               kiosk products
@@ -30,30 +32,36 @@ struct ProductsCommand: AsyncParsableCommand {
     @Flag(help: "Print the catalog answer as JSON instead of a table.")
     var json = false
 
+    @Flag(name: .customLong("allow-insecure-http"),
+          help: "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted).")
+    var allowInsecureHTTP = false
+
     func run() async throws {
         guard let serverURL = URL(string: server), serverURL.scheme != nil else {
             throw ValidationError("'\(server)' is not a URL.")
         }
-        let client = try await KioskClient(serverURL: serverURL)
+        var configuration = KioskClient.Configuration()
+        configuration.allowsInsecureHTTP = allowInsecureHTTP
+        let client = try await KioskClient(serverURL: serverURL, configuration: configuration)
         defer { Task { await client.close() } }
         let catalog: CatalogResponse
         do {
             let wanted = ids.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }
             catalog = try await client.products(ids: wanted)
         } catch {
-            FileHandle.standardError.write(Data("kiosk: \(error.description)\n".utf8))
+            FileHandle.standardError.write(Data("kiosk: \(TerminalText.escaped(error.description))\n".utf8))
             throw ExitCode(1)
         }
         if json {
             let encoder = KioskJSON.makeEncoder()
             encoder.outputFormatting.insert(.prettyPrinted)
-            print(String(decoding: try encoder.encode(catalog), as: UTF8.self))
+            print(TerminalText.escapedJSON(String(decoding: try encoder.encode(catalog), as: UTF8.self)))
             return
         }
         print(Self.table(catalog))
     }
 
-    /// The catalog as an aligned text table.
+    /// The catalog as an aligned text table. Every cell is server text, escaped to one safe line.
     static func table(_ catalog: CatalogResponse) -> String {
         var rows = [["PRODUCT", "TYPE", "VERSION", "SIZE", "FILES", "TITLE"]]
         for product in catalog.products {
@@ -64,6 +72,7 @@ struct ProductsCommand: AsyncParsableCommand {
                 String(product.fileCount), product.title,
             ])
         }
+        rows = rows.map { row in row.map { TerminalText.escaped($0, allowsNewline: false) } }
         let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
         var lines = rows.map { row in
             row.enumerated().map { index, cell in
@@ -73,7 +82,8 @@ struct ProductsCommand: AsyncParsableCommand {
         if catalog.products.isEmpty { lines.append("(no products)") }
         if !catalog.invalidProductIDs.isEmpty {
             lines.append("")
-            lines.append("Unknown product IDs: \(catalog.invalidProductIDs.joined(separator: ", "))")
+            let unknown = catalog.invalidProductIDs.map { TerminalText.escaped($0, allowsNewline: false) }
+            lines.append("Unknown product IDs: \(unknown.joined(separator: ", "))")
         }
         return lines.joined(separator: "\n")
     }

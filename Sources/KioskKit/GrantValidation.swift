@@ -1,0 +1,220 @@
+import Foundation
+import KioskCore
+
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// What KioskKit accepts from a server's grant. Every value a server controls is capped, so that a hostile or broken
+/// server cannot make the client trap, fill the disk's bookkeeping or trust a token for ever.
+public struct GrantLimits: Sendable, Hashable {
+    /// The most files one grant may list (default 50,000: two and a half times a 20,000-file product).
+    public var maximumFileCount: Int
+    /// The largest `total_length` a grant may announce, in bytes (default 1 TiB).
+    public var maximumTotalLength: Int64
+
+    /// The longest file path a grant may list, in UTF-8 bytes: 1024, with at most 255 bytes per component, so that
+    /// every path fits the file system under the cache root.
+    public static let maximumPathLength = 1024
+    /// How long a grant is trusted after it was received, whatever its `expires_at`: 24 hours. A journaled grant
+    /// older than that is renewed before it is used.
+    public static let maximumTrust: TimeInterval = 24 * 3600
+
+    /// Creates limits; the defaults suit products of up to tens of thousands of files and hundreds of GiB.
+    public init(maximumFileCount: Int = 50_000, maximumTotalLength: Int64 = 1 << 40) {
+        self.maximumFileCount = maximumFileCount
+        self.maximumTotalLength = maximumTotalLength
+    }
+}
+
+/// Why a grant was refused (see ``KioskError/unsafeGrant(productID:problem:)``). Text the server sent is kept
+/// shortened to 128 characters.
+public enum GrantProblem: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// The grant is for another product than the one asked for.
+    case otherProduct(String)
+    /// The content version is not a safe identifier.
+    case invalidVersion(String)
+    /// A file path is not a safe relative path.
+    case invalidPath(String)
+    /// A file path is longer than ``GrantLimits/maximumPathLength`` bytes.
+    case pathTooLong(bytes: Int, limit: Int)
+    /// A file has a negative length or a malformed SHA-256.
+    case invalidFile(path: String)
+    /// A file is listed twice.
+    case duplicatePath(String)
+    /// A file's URL is not a path under `/v1/content/<product>/<version>/` on the server's own origin.
+    case contentURL(path: String, url: String)
+    /// More files than ``GrantLimits/maximumFileCount``.
+    case tooManyFiles(count: Int, limit: Int)
+    /// `total_length` is larger than ``GrantLimits/maximumTotalLength``.
+    case totalLengthTooLarge(Int64, limit: Int64)
+    /// `total_length` is not the sum of the files' lengths.
+    case totalLengthMismatch(declared: Int64, sum: Int64)
+
+    /// A sentence fragment a person understands.
+    public var description: String {
+        switch self {
+        case .otherProduct(let other): "it is for another product (\(other))"
+        case .invalidVersion(let version): "its content version '\(version)' is not a safe name"
+        case .invalidPath(let path): "the file path '\(path)' is not a safe relative path"
+        case .pathTooLong(let bytes, let limit): "a file path is \(bytes) bytes long, over the limit of \(limit)"
+        case .invalidFile(let path): "the file \(path) has a negative length or a malformed SHA-256"
+        case .duplicatePath(let path): "the file \(path) is listed twice"
+        case .contentURL(let path, let url):
+            "the URL '\(url)' of \(path) is not a path under /v1/content/<product>/<version>/ on the server"
+        case .tooManyFiles(let count, let limit): "it lists \(count) files, over the limit of \(limit)"
+        case .totalLengthTooLarge(let total, let limit): "its total_length \(total) is over the limit of \(limit) bytes"
+        case .totalLengthMismatch(let declared, let sum):
+            "its total_length \(declared) is not the sum of its files' lengths (\(sum))"
+        }
+    }
+
+    /// Server text as kept in a problem: at most 128 characters.
+    static func excerpt(_ text: String) -> String { text.count <= 128 ? text : text.prefix(127) + "…" }
+}
+
+/// The checks every grant passes before KioskKit uses it, when it arrives and again when it is read back from the
+/// journal, so that a grant journaled by an older, laxer KioskKit cannot trap a later launch.
+enum GrantValidation {
+    /// Checks `grant` against the product asked for and the limits.
+    static func validate(_ grant: Grant, productID: String, limits: GrantLimits) throws(KioskError) {
+        func refuse(_ problem: GrantProblem) -> KioskError { .unsafeGrant(productID: productID, problem: problem) }
+        guard grant.productID == productID else { throw refuse(.otherProduct(GrantProblem.excerpt(grant.productID))) }
+        guard Identifiers.isValidContentVersion(grant.contentVersion) else {
+            throw refuse(.invalidVersion(GrantProblem.excerpt(grant.contentVersion)))
+        }
+        guard grant.files.count <= limits.maximumFileCount else {
+            throw refuse(.tooManyFiles(count: grant.files.count, limit: limits.maximumFileCount))
+        }
+        guard grant.totalLength >= 0, grant.totalLength <= limits.maximumTotalLength else {
+            throw refuse(.totalLengthTooLarge(grant.totalLength, limit: limits.maximumTotalLength))
+        }
+        var sum: Int64 = 0
+        var paths = Set<String>()
+        for file in grant.files {
+            let bytes = file.path.utf8.count
+            guard bytes <= GrantLimits.maximumPathLength else {
+                throw refuse(.pathTooLong(bytes: bytes, limit: GrantLimits.maximumPathLength))
+            }
+            guard Identifiers.isValidFilePath(file.path) else {
+                throw refuse(.invalidPath(GrantProblem.excerpt(file.path)))
+            }
+            guard file.length >= 0, file.sha256.utf8.count == 64, file.sha256.utf8.allSatisfy({ hexValue($0) != nil })
+            else {
+                throw refuse(.invalidFile(path: file.path))
+            }
+            guard paths.insert(file.path).inserted else { throw refuse(.duplicatePath(file.path)) }
+            _ = try contentPath(of: file, in: grant)
+            let (next, overflow) = sum.addingReportingOverflow(file.length)
+            guard !overflow, next <= limits.maximumTotalLength else {
+                throw refuse(.totalLengthTooLarge(overflow ? .max : next, limit: limits.maximumTotalLength))
+            }
+            sum = next
+        }
+        guard sum == grant.totalLength else {
+            throw refuse(.totalLengthMismatch(declared: grant.totalLength, sum: sum))
+        }
+    }
+
+    /// The percent-encoded path of `file`'s URL, checked: until offload exists, the only valid form is
+    /// `/v1/content/<product>/<version>/<path>` with the grant's product and version, where `<path>` is made of
+    /// percent-encoded segments that decode to a safe relative path. No scheme, host, query, fragment, dot segment
+    /// or encoded slash.
+    static func contentPath(of file: GrantFile, in grant: Grant) throws(KioskError) -> String {
+        let refusal = KioskError.unsafeGrant(
+            productID: grant.productID, problem: .contentURL(path: file.path, url: GrantProblem.excerpt(file.url)))
+        let prefix = "/v1/content/\(grant.productID)/\(grant.contentVersion)/"
+        guard Identifiers.isValidProductID(grant.productID), Identifiers.isValidContentVersion(grant.contentVersion),
+            file.url.utf8.count <= prefix.utf8.count + 3 * GrantLimits.maximumPathLength,
+            file.url.hasPrefix(prefix)
+        else { throw refusal }
+        let rest = Substring(file.url.utf8.dropFirst(prefix.utf8.count))
+        var decoded: [String] = []
+        for segment in rest.split(separator: "/", omittingEmptySubsequences: false) {
+            guard let text = percentDecoded(segment), !text.contains("/") else { throw refusal }
+            decoded.append(text)
+        }
+        guard Identifiers.isValidFilePath(decoded.joined(separator: "/")) else { throw refusal }
+        return file.url
+    }
+
+    /// A path segment with its `%XX` escapes decoded; `nil` when it holds a character a path may not carry
+    /// unescaped (anything but RFC 3986 `pchar`), a malformed escape, or bytes that are not UTF-8.
+    static func percentDecoded(_ segment: Substring) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = segment.utf8.makeIterator()
+        while let byte = iterator.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    return nil
+                }
+                bytes.append(high << 4 | low)
+            } else {
+                guard isPathCharacter(byte) else { return nil }
+                bytes.append(byte)
+            }
+        }
+        return String(bytes: bytes, encoding: .utf8)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// RFC 3986 `pchar` without `%`: unreserved, sub-delims, `:` and `@`.
+    private static func isPathCharacter(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default: "-._~!$&'()*+,;=:@".utf8.contains(byte)
+        }
+    }
+
+    /// Until when a grant received at `receivedAt` may be used: its `expires_at`, but never more than
+    /// ``GrantLimits/maximumTrust`` after it arrived. A grant of unknown age (journaled by an older KioskKit) is not
+    /// trusted at all.
+    static func trustedUntil(_ grant: Grant, receivedAt: Date?) -> Date {
+        guard let receivedAt else { return .distantPast }
+        return min(grant.expiresAt, receivedAt.addingTimeInterval(GrantLimits.maximumTrust))
+    }
+}
+
+/// Which server URLs a client accepts: `https://`, or `http://` to a loopback host (`localhost`, 127.0.0.0/8,
+/// `::1`), as App Transport Security does; other `http://` hosts only when the app opts in.
+enum ServerURLPolicy {
+    /// Refuses a server URL that is not http(s) with a host, or plain `http://` to a remote host without the
+    /// opt-in.
+    static func check(_ url: URL, allowsInsecureHTTP: Bool) throws(KioskError) {
+        let scheme = url.scheme?.lowercased()
+        guard scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty,
+            URLComponents(url: url, resolvingAgainstBaseURL: false) != nil
+        else { throw .invalidArgument("'\(url.absoluteString)' is not an http:// or https:// server URL.") }
+        if scheme == "http", !allowsInsecureHTTP, !isLoopback(host) { throw .insecureServerURL(host: host) }
+    }
+
+    /// Whether `host` names this machine: `localhost`, an IPv4 address in 127.0.0.0/8, `::1` or an IPv4-mapped
+    /// loopback address.
+    static func isLoopback(_ host: String) -> Bool {
+        var name = host.lowercased()
+        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
+        if name == "localhost" || name == "localhost." { return true }
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, name, &ipv4) == 1 { return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 }
+        var ipv6 = in6_addr()
+        guard inet_pton(AF_INET6, name, &ipv6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: ipv6) { Array($0) }
+        if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+        let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+        return mapped && bytes[12] == 127
+    }
+}
