@@ -164,7 +164,7 @@ struct DownloadEngine: Sendable {
             }
             let digest: String
             if have == file.length {
-                digest = FileHashing.hex(hasher.finalize())
+                digest = hasher.finalize().hexString
             } else {
                 if !Self.isTrusted(work) {
                     throw KioskError.server(status: 401, code: APIErrorCode.tokenExpired.rawValue,

@@ -304,7 +304,7 @@ final class TransferHandler: @unchecked Sendable {
         let (bytes, digest, error): (Int64, String, KioskError?) = ioQueue.sync {
             writer?.close()
             writer = nil
-            return (written, FileHashing.hex(hasher.finalize()), ioFailure.withLock { $0 })
+            return (written, hasher.finalize().hexString, ioFailure.withLock { $0 })
         }
         if let error { throw error }
         return (bytes, digest)

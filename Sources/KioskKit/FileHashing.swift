@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KioskCore
 
 /// Streaming SHA-256 helpers; no file is ever read whole into memory.
 enum FileHashing {
@@ -27,17 +28,7 @@ enum FileHashing {
     static func sha256(of url: URL) throws -> String {
         var hasher = SHA256()
         try update(&hasher, withContentsOf: url)
-        return hex(hasher.finalize())
+        return hasher.finalize().hexString
     }
 
-    static func hex(_ digest: SHA256.Digest) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(64)
-        for byte in digest {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 }

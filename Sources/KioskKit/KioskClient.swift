@@ -690,7 +690,7 @@ public actor KioskClient {
         current.bytesWritten = written
         current.bytesExpected = expected
         var estimator = estimators[id] ?? SpeedEstimator()
-        estimator.record(bytes: written, at: (instant - epoch).seconds)
+        estimator.record(bytes: written, at: (instant - epoch).timeInterval)
         estimators[id] = estimator
         current.bytesPerSecond = estimator.bytesPerSecond ?? 0
         current.timeRemaining = estimator.timeRemaining(forRemaining: expected - written)
@@ -797,11 +797,4 @@ public struct KioskObservation: Sendable {
 
     /// Stops delivering events to the observer.
     public func cancel() { task.cancel() }
-}
-
-extension Duration {
-    var seconds: Double {
-        let (whole, attoseconds) = components
-        return Double(whole) + Double(attoseconds) / 1e18
-    }
 }

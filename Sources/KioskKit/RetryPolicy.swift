@@ -24,10 +24,17 @@ public struct RetryPolicy: Sendable, Hashable {
     /// exactly that, capped at ten times `maximumDelay` and at ``RetryAfter/maximumSeconds`` (one hour).
     public func delay(attempt: Int, retryAfter: Double? = nil, random: Double) -> Double {
         if let retryAfter, retryAfter >= 0 { return min(retryAfter, maximumDelay * 10, RetryAfter.maximumSeconds) }
-        let exponent = Double(max(0, attempt - 1))
-        let capped = min(maximumDelay, baseDelay * pow(2, min(exponent, 62)))
-        let clamped = min(max(random, 0), 1)
-        return capped / 2 + capped / 2 * clamped
+        return backoff.delay(forRetry: attempt, unit: random).timeInterval
+    }
+
+    /// The ceilings: `baseDelay` doubling up to `maximumDelay` (a delay that is not a finite number of seconds up to
+    /// a year counts as a year).
+    private var backoff: ExponentialBackoff {
+        func duration(_ seconds: Double) -> Duration {
+            .seconds(seconds.isFinite ? min(seconds, 31_536_000) : 31_536_000)
+        }
+        return ExponentialBackoff(
+            initialDelay: duration(baseDelay), multiplier: 2, maximumDelay: duration(maximumDelay))
     }
 }
 

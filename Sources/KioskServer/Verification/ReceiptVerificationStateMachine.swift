@@ -1,3 +1,5 @@
+import KioskCore
+
 /// The retry and redirect rules of one receipt verification against Apple's `verifyReceipt` contract.
 ///
 /// Written in the style of SwiftNIO's state machines: the driver (``ReceiptVerifier``) reports each event and

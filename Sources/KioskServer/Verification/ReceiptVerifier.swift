@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 
 /// Verifies receipts with the store, following Apple's `verifyReceipt` contract.
 ///

@@ -1,3 +1,4 @@
+import KioskCore
 import KioskServer
 import Testing
 
