@@ -67,8 +67,8 @@ public struct CatalogSnapshot: Sendable {
     public let problems: [ContentProblem]
     /// The catalog answers, encoded once for this snapshot.
     public let encoded: EncodedCatalog
-    /// What the entitlement policy needs of every product, built once for this snapshot.
-    public let entitlementProducts: [String: EntitlementProduct]
+    /// What the entitlement policy needs of the catalog, built once for this snapshot.
+    public let entitlements: EntitlementCatalog
 
     /// Creates a snapshot from loaded products, encoding the catalog.
     public init(products: [CatalogProduct], problems: [ContentProblem]) {
@@ -80,10 +80,11 @@ public struct CatalogSnapshot: Sendable {
         }
         self.problems = problems
         self.encoded = EncodedCatalog(products: ordered)
-        self.entitlementProducts = self.products.mapValues {
-            EntitlementProduct(
-                kind: ProductKind($0.info.type), publishedAt: $0.info.publishedAt, unlocks: $0.info.unlocks)
-        }
+        self.entitlements = EntitlementCatalog(
+            self.products.mapValues {
+                EntitlementProduct(
+                    kind: ProductKind($0.info.type), publishedAt: $0.info.publishedAt, unlocks: $0.info.unlocks)
+            })
     }
 
     /// The catalog answer, optionally filtered to `ids` (unknown IDs are listed as invalid, in request order).

@@ -29,6 +29,31 @@ public struct EntitlementProduct: Sendable, Hashable {
     }
 }
 
+/// What the entitlement policy knows of the whole catalog, built once per catalog snapshot: every product, and the
+/// subscriptions with an `unlocks` rule in product ID order, so that deciding one product looks at those few
+/// subscriptions rather than at the whole catalog.
+public struct EntitlementCatalog: Sendable, ExpressibleByDictionaryLiteral {
+    /// Every product, by ID.
+    public let products: [String: EntitlementProduct]
+    /// The subscriptions that unlock other products, ordered by product ID.
+    let unlockingSubscriptions: [(id: String, unlocks: SubscriptionUnlocks)]
+
+    /// A catalog of these products.
+    public init(_ products: [String: EntitlementProduct]) {
+        self.products = products
+        self.unlockingSubscriptions = products.compactMap { id, product in product.unlocks.map { (id, $0) } }
+            .sorted { $0.id < $1.id }
+    }
+
+    /// A catalog of these products.
+    public init(dictionaryLiteral elements: (String, EntitlementProduct)...) {
+        self.init(Dictionary(elements, uniquingKeysWith: { first, _ in first }))
+    }
+
+    /// The product with this ID.
+    public subscript(productID: String) -> EntitlementProduct? { products[productID] }
+}
+
 /// Why a verified receipt does not entitle a product now.
 public enum EntitlementRefusal: Error, Sendable, Hashable {
     /// The receipt was issued to another app.
@@ -151,15 +176,15 @@ public struct EntitlementPolicy: Sendable, Hashable {
     /// published while the subscription was paid stays available after it ends. The paying transaction is then
     /// the subscription's (earliest covering period).
     public func evaluate(
-        productID: String, products: [String: EntitlementProduct], receipt: VerifiedReceipt, now: Date
+        productID: String, products: EntitlementCatalog, receipt: VerifiedReceipt, now: Date
     ) -> Result<StoreTransaction, EntitlementRefusal> {
         guard let product = products[productID] else { return .failure(.notPurchased(productID: productID)) }
         let direct = evaluate(productID: productID, productKind: product.kind, receipt: receipt, now: now)
         guard case .failure(let refusal) = direct, receipt.bundleID == bundleID, let publishedAt = product.publishedAt
         else { return direct }
         var outsideOf: String?
-        for (subscriptionID, subscription) in products.sorted(by: { $0.key < $1.key })
-        where subscription.unlocks?.covers(productID) == true && subscriptionID != productID {
+        for (subscriptionID, unlocks) in products.unlockingSubscriptions
+        where unlocks.covers(productID) && subscriptionID != productID {
             let periods = receipt.transactions.filter {
                 $0.productID == subscriptionID && $0.cancellationDate == nil && $0.expiresDate != nil
             }
@@ -179,12 +204,16 @@ public struct EntitlementPolicy: Sendable, Hashable {
     /// Every product `receipt` entitles at `now`, directly or unlocked by a subscription, each by its best
     /// transaction, ordered by product ID. Only products in `products` are considered.
     public func activeEntitlements(
-        receipt: VerifiedReceipt, products: [String: EntitlementProduct], now: Date
+        receipt: VerifiedReceipt, products: EntitlementCatalog, now: Date
     ) -> [(productID: String, transaction: StoreTransaction)] {
         guard receipt.bundleID == bundleID else { return [] }
         let bought = Set(receipt.transactions.map(\.productID))
         let unlocking = bought.compactMap { products[$0]?.unlocks }
-        let candidates = products.keys.filter { id in bought.contains(id) || unlocking.contains { $0.covers(id) } }
+        // Only a receipt with an unlocking subscription needs a look at the whole catalog.
+        let candidates =
+            unlocking.isEmpty
+            ? bought.filter { products[$0] != nil }
+            : products.products.keys.filter { id in bought.contains(id) || unlocking.contains { $0.covers(id) } }
         return candidates.sorted().compactMap { productID in
             let result = evaluate(productID: productID, products: products, receipt: receipt, now: now)
             guard let transaction = try? result.get() else { return nil }

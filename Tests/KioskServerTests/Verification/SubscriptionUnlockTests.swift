@@ -14,7 +14,7 @@ struct SubscriptionUnlockTests {
     var issueOutside: String { "com.example.kiosk.magazine.outside" }
 
     /// A monthly subscription unlocking magazines; one issue published 10 days into the first period, one 45 days.
-    var products: [String: EntitlementProduct] {
+    var products: EntitlementCatalog {
         [
             F.monthly: EntitlementProduct(
                 kind: .autoRenewable, unlocks: SubscriptionUnlocks(productIDPrefix: "com.example.kiosk.magazine.")),

@@ -29,7 +29,7 @@ struct PurchaseRoutes {
     }
 
     /// What the entitlement policy needs of every catalog product (built once per catalog snapshot).
-    private func entitlementProducts() -> [String: EntitlementProduct] { catalog.snapshot.entitlementProducts }
+    private func entitlementProducts() -> EntitlementCatalog { catalog.snapshot.entitlements }
 
     func verifyReceipt(_ request: Request, logger: Logger) async throws -> Response {
         let body = try await JSONIO.decodeBody(ReceiptVerificationRequest.self, from: request, limit: Self.receiptBodyLimit)
