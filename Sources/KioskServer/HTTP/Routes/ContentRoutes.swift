@@ -48,7 +48,8 @@ struct ContentRoutes {
         guard rawSegments.count >= 3 else { return nil }
         var segments: [String] = []
         for raw in rawSegments {
-            guard let decoded = raw.utf8.contains(UInt8(ascii: "%")) ? String(raw).removingPercentEncoding : String(raw),
+            guard
+                let decoded = raw.utf8.contains(UInt8(ascii: "%")) ? String(raw).removingPercentEncoding : String(raw),
                 !decoded.isEmpty, !decoded.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 })
             else { return nil }
             segments.append(decoded)
@@ -92,8 +93,8 @@ struct ContentRoutes {
         guard let path = Self.parse(rawPath: request.uri.path) else {
             throw APIError.badRequest("The content path is not valid.")
         }
-        if let scopeError = GrantSigner.checkScope(claims, productID: path.productID, contentVersion: path.version) {
-            throw scopeError
+        if let refusal = GrantSigner.checkScope(claims, productID: path.productID, contentVersion: path.version) {
+            throw refusal
         }
         var file = try resolve(path, in: catalog.snapshot)
         if FileIdentity(atPath: file.absolutePath) != file.identity {
@@ -168,9 +169,11 @@ struct ContentRoutes {
                 headers[.contentLength] = String(file.length)
                 return Response(status: .ok, headers: headers)
             }
-            let segments: [FileBody.Segment] = file.length > 0 ? [.file(ByteRange(first: 0, last: file.length - 1))] : []
+            let segments: [FileBody.Segment] =
+                file.length > 0 ? [.file(ByteRange(first: 0, last: file.length - 1))] : []
             return Response(
-                status: .ok, headers: headers, body: fileBody.body(
+                status: .ok, headers: headers,
+                body: fileBody.body(
                     segments: segments, contentLength: file.length,
                     faults: faults?.bodyWriter(length: file.length, channel: channel)))
         case .single(let range):

@@ -32,7 +32,8 @@ struct PurchaseRoutes {
     private func entitlementProducts() -> [String: EntitlementProduct] { catalog.snapshot.entitlementProducts }
 
     func verifyReceipt(_ request: Request, logger: Logger) async throws -> Response {
-        let body = try await JSONIO.decodeBody(ReceiptVerificationRequest.self, from: request, limit: Self.receiptBodyLimit)
+        let body = try await JSONIO.decodeBody(
+            ReceiptVerificationRequest.self, from: request, limit: Self.receiptBodyLimit)
         let receipt = try await proofs.verify(body.proof, logger: logger)
         let active = policy.activeEntitlements(receipt: receipt, products: entitlementProducts(), now: now())
         let entitlements = active.map { entitled in
@@ -44,7 +45,8 @@ struct PurchaseRoutes {
                 expiresDate: entitled.productID == transaction.productID ? transaction.expiresDate : nil,
                 quantity: transaction.quantity)
         }
-        return try JSONIO.response(EntitlementsResponse(environment: receipt.environment.rawValue, entitlements: entitlements))
+        return try JSONIO.response(
+            EntitlementsResponse(environment: receipt.environment.rawValue, entitlements: entitlements))
     }
 
     func grant(_ request: Request, logger: Logger) async throws -> Response {
@@ -71,7 +73,7 @@ struct PurchaseRoutes {
                 productID: product.info.productID, products: entitlementProducts(), receipt: receipt, now: now())
             {
             case .success(let found): transaction = found
-            case .failure(let refusal): throw APIError(refusal)
+            case .failure(let refusal): throw refusal
             }
             try await admit(installationID, for: transaction, logger: logger)
             let expiresAt = now().addingTimeInterval(grantLifetime.timeInterval)
@@ -86,7 +88,8 @@ struct PurchaseRoutes {
                 files: product.files.map { file in
                     GrantFile(
                         path: file.path, length: file.length, sha256: file.sha256,
-                        url: Self.contentURL(product: product.info.productID, version: product.info.contentVersion, path: file.path))
+                        url: Self.contentURL(
+                            product: product.info.productID, version: product.info.contentVersion, path: file.path))
                 })
             metrics.recordGrant(refusal: nil)
             logger.info(
@@ -96,8 +99,8 @@ struct PurchaseRoutes {
                     "environment": "\(receipt.environment.rawValue)",
                 ])
             return try JSONIO.response(grant)
-        } catch let error as APIError {
-            metrics.recordGrant(refusal: error.code.rawValue)
+        } catch let error as any APIResponseError {
+            metrics.recordGrant(refusal: error.errorCode.rawValue)
             throw error
         }
     }
@@ -127,7 +130,8 @@ struct PurchaseRoutes {
     /// `/v1/content/<product>/<version>/<path>` with each path segment percent-encoded.
     static func contentURL(product: String, version: String, path: String) -> String {
         let encoded = path.split(separator: "/").map {
-            String($0).addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? String($0)
+            String($0).addingPercentEncoding(
+                withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? String($0)
         }
         return "/v1/content/\(product)/\(version)/" + encoded.joined(separator: "/")
     }
@@ -142,21 +146,6 @@ extension ProductKind {
         case .autoRenewable: self = .autoRenewable
         case .nonRenewing: self = .nonRenewing
         }
-    }
-}
-
-extension APIError {
-    /// The envelope for a verification failure (with `Retry-After` when the store asked to retry).
-    init(_ error: ReceiptVerificationError) {
-        var headers: [String: String] = [:]
-        if let seconds = error.retryAfterSeconds { headers["Retry-After"] = String(seconds) }
-        self.init(
-            APIErrorCode(rawValue: error.code) ?? .internalError, error.message, headers: headers, reason: error.reason)
-    }
-
-    /// The envelope for an entitlement refusal.
-    init(_ refusal: EntitlementRefusal) {
-        self.init(APIErrorCode(rawValue: refusal.code) ?? .notEntitled, refusal.message)
     }
 }
 
