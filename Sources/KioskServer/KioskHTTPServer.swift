@@ -51,7 +51,8 @@ public struct KioskHTTPServer: Sendable {
             ? try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory) : nil
         if let authority { trustedRoots.append(authority.root) }
         let catalog = await ContentCatalog(
-            contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger)
+            contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger
+        )
         self.catalog = catalog
         let metrics = ServerMetrics()
         self.metrics = metrics
@@ -116,12 +117,13 @@ public struct KioskHTTPServer: Sendable {
             on: router)
         CatalogRoutes(catalog: catalog).register(on: router)
         PurchaseRoutes(
-            catalog: catalog,
-            proofs: ProofVerifier(
-                receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
-            policy: EntitlementPolicy(bundleID: configuration.bundleID), ledger: ledger, signer: signer,
-            metrics: metrics, grantLifetime: configuration.grantLifetime,
-            maxInstallations: configuration.maxInstallations, now: now
+            grants: GrantService(
+                catalog: catalog,
+                proofs: ProofVerifier(
+                    receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
+                policy: EntitlementPolicy(bundleID: configuration.bundleID), ledger: ledger, signer: signer,
+                metrics: metrics, grantLifetime: configuration.grantLifetime,
+                maxInstallations: configuration.maxInstallations, now: now)
         ).register(on: router)
         NotificationRoutes(processor: notifications).register(on: router)
         ContentRoutes(
@@ -175,7 +177,8 @@ public struct KioskHTTPServer: Sendable {
                 configuration: .init(
                     additionalChannelHandlers: [
                         RequestReadTimeoutHandler(
-                            timeout: readTimeout, onTimeout: { metrics.recordConnectionTimeout(reason: "request_read") })
+                            timeout: readTimeout, onTimeout: { metrics.recordConnectionTimeout(reason: "request_read") }
+                        )
                     ],
                     idleTimeout: TimeAmount(configuration.idleTimeout),
                     httpDecoderConfiguration: .init(
