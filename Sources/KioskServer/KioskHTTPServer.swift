@@ -127,7 +127,10 @@ public struct KioskHTTPServer: Sendable {
         ).register(on: router)
         NotificationRoutes(processor: notifications).register(on: router)
         ContentRoutes(
-            catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations, metrics: metrics,
+            access: ContentAccess(
+                catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations,
+                metrics: metrics, now: now),
+            metrics: metrics,
             evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
             chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout,
             faults: configuration.faults.map { FaultInjector(profile: $0, seed: configuration.faultsSeed) }, now: now

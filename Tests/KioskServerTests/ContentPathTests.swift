@@ -9,7 +9,7 @@ import Testing
 
 @Suite("Content paths")
 struct ContentPathTests {
-    typealias Path = ContentRoutes.ContentPath
+    typealias Path = ContentPath
 
     static let product = "com.example.kiosk.magazine.2026-11"
 
