@@ -46,9 +46,11 @@ public struct KioskHTTPServer: Sendable {
         var trustedRoots =
             try configuration.appleRootCAFile.map { try Self.loadRoots(from: $0) }
             ?? [AppleRootCertificates.appleRootCAG3()]
+        let clock = configuration.clock
+        let now: @Sendable () -> Date = { clock.now }
         let authority =
             configuration.store == .sandbox
-            ? try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory) : nil
+            ? try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory, now: now()) : nil
         if let authority { trustedRoots.append(authority.root) }
         let catalog = await ContentCatalog(
             contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger
@@ -69,7 +71,7 @@ public struct KioskHTTPServer: Sendable {
                 sandboxStore = try await SandboxStore(
                     database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
                     bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret,
-                    signingAuthority: authority)
+                    signingAuthority: authority, now: now)
             }
             // SQLite made its files with the process's umask.
             try DataDirectory.tighten(configuration.dataDirectory)
@@ -78,7 +80,6 @@ public struct KioskHTTPServer: Sendable {
             throw error
         }
         self.ledger = ledger
-        let now: @Sendable () -> Date = { Date() }
 
         let router = Router(context: KioskRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
@@ -97,7 +98,7 @@ public struct KioskHTTPServer: Sendable {
             transport: transport, productionURL: productionURL, sandboxURL: sandboxURL,
             sharedSecret: configuration.sharedSecret, environments: configuration.acceptedStoreEnvironments,
             requestTimeout: configuration.storeTimeout,
-            cacheTTL: configuration.receiptCacheTTL,
+            cacheTTL: configuration.receiptCacheTTL, now: now,
             onStoreCall: { report in
                 metrics.recordStoreCall(
                     environment: report.environment.rawValue, status: report.outcome.label, duration: report.duration)

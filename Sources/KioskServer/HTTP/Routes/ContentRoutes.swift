@@ -113,7 +113,8 @@ struct ContentRoutes {
         let contentType = MediaTypes.forPath(file.path)
         let range = faults.map { $0.range(request.headers[.range], isHead: isHead) } ?? request.headers[.range]
         let decision = evaluator.evaluate(
-            method: isHead, range: range, ifRange: request.headers[.ifRange], representation: representation)
+            method: isHead, range: range, ifRange: request.headers[.ifRange], representation: representation,
+            now: currentTime)
         let fileBody = FileBody(
             file: file, chunkSize: chunkSize, sendTimeout: sendTimeout, metrics: metrics, channel: channel)
         switch decision {
