@@ -46,12 +46,15 @@ public struct KioskHTTPServer: Sendable {
         var trustedRoots =
             try configuration.appleRootCAFile.map { try Self.loadRoots(from: $0) }
             ?? [AppleRootCertificates.appleRootCAG3()]
+        let clock = configuration.clock
+        let now: @Sendable () -> Date = { clock.now }
         let authority =
             configuration.store == .sandbox
-            ? try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory) : nil
+            ? try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory, now: now()) : nil
         if let authority { trustedRoots.append(authority.root) }
         let catalog = await ContentCatalog(
-            contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger)
+            contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger
+        )
         self.catalog = catalog
         let metrics = ServerMetrics()
         self.metrics = metrics
@@ -68,7 +71,7 @@ public struct KioskHTTPServer: Sendable {
                 sandboxStore = try await SandboxStore(
                     database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
                     bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret,
-                    signingAuthority: authority)
+                    signingAuthority: authority, now: now)
             }
             // SQLite made its files with the process's umask.
             try DataDirectory.tighten(configuration.dataDirectory)
@@ -77,7 +80,6 @@ public struct KioskHTTPServer: Sendable {
             throw error
         }
         self.ledger = ledger
-        let now: @Sendable () -> Date = { Date() }
 
         let router = Router(context: KioskRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
@@ -96,7 +98,7 @@ public struct KioskHTTPServer: Sendable {
             transport: transport, productionURL: productionURL, sandboxURL: sandboxURL,
             sharedSecret: configuration.sharedSecret, environments: configuration.acceptedStoreEnvironments,
             requestTimeout: configuration.storeTimeout,
-            cacheTTL: configuration.receiptCacheTTL,
+            cacheTTL: configuration.receiptCacheTTL, now: now,
             onStoreCall: { report in
                 metrics.recordStoreCall(
                     environment: report.environment.rawValue, status: report.outcome.label, duration: report.duration)
@@ -116,16 +118,20 @@ public struct KioskHTTPServer: Sendable {
             on: router)
         CatalogRoutes(catalog: catalog).register(on: router)
         PurchaseRoutes(
-            catalog: catalog,
-            proofs: ProofVerifier(
-                receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
-            policy: EntitlementPolicy(bundleID: configuration.bundleID), ledger: ledger, signer: signer,
-            metrics: metrics, grantLifetime: configuration.grantLifetime,
-            maxInstallations: configuration.maxInstallations, now: now
+            grants: GrantService(
+                catalog: catalog,
+                proofs: ProofVerifier(
+                    receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
+                policy: EntitlementPolicy(bundleID: configuration.bundleID), ledger: ledger, signer: signer,
+                metrics: metrics, grantLifetime: configuration.grantLifetime,
+                maxInstallations: configuration.maxInstallations, now: now)
         ).register(on: router)
         NotificationRoutes(processor: notifications).register(on: router)
         ContentRoutes(
-            catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations, metrics: metrics,
+            access: ContentAccess(
+                catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations,
+                metrics: metrics, now: now),
+            metrics: metrics,
             evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
             chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout,
             faults: configuration.faults.map { FaultInjector(profile: $0, seed: configuration.faultsSeed) }, now: now
@@ -175,7 +181,8 @@ public struct KioskHTTPServer: Sendable {
                 configuration: .init(
                     additionalChannelHandlers: [
                         RequestReadTimeoutHandler(
-                            timeout: readTimeout, onTimeout: { metrics.recordConnectionTimeout(reason: "request_read") })
+                            timeout: readTimeout, onTimeout: { metrics.recordConnectionTimeout(reason: "request_read") }
+                        )
                     ],
                     idleTimeout: TimeAmount(configuration.idleTimeout),
                     httpDecoderConfiguration: .init(

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskCore
+import KioskServer
 import Testing
 
 @Suite("Server: purchase, grant and ranged download")
@@ -260,10 +261,14 @@ struct ServerDownloadTests {
     }
 
     @Test func expiredTokensAreRefused() async throws {
-        try await TestServer.with(configure: { $0.grantLifetime = .seconds(1) }) { server in
+        let clock = TestServer.manualClock()
+        try await TestServer.with(configure: {
+            $0.grantLifetime = .seconds(1)
+            $0.clock = clock
+        }) { server in
             let purchase = try await server.buy(TestServer.Sample.book)
             let grant = try await server.grant(TestServer.Sample.book, receipt: purchase.receiptData)
-            try await Task.sleep(for: .milliseconds(2100))
+            clock.advance(by: 2.1)
             let expired = try await server.send(
                 "GET", try #require(grant.files.first?.url), headers: [("Authorization", "Bearer \(grant.token)")])
             #expect(expired.status == 401)

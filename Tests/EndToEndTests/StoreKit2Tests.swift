@@ -196,7 +196,8 @@ struct StoreKit2Tests {
     }
 
     @Test func renewalAndExpiryMoveTheSubscriptionWindowAndTheIssuesItUnlocks() async throws {
-        try await TestServer.with { server in
+        let clock = TestServer.manualClock()
+        try await TestServer.with(configure: { $0.clock = clock }) { server in
             let subscription = try await server.buy(Sample.subscription)
             let start = subscription.purchaseDate
             let period = try #require(subscription.expiresDate).timeIntervalSince(start)
@@ -230,7 +231,7 @@ struct StoreKit2Tests {
             #expect(try error(locked).code == "not_entitled")
 
             // Once the first period ends too, the subscription is over, but the early issue stays available.
-            try await Task.sleep(for: .milliseconds(2100))
+            clock.advance(by: 2.1)
             _ = try await server.notify(subscription.transactionID, .expire)
             let over = try await server.post(
                 "/v1/downloads",

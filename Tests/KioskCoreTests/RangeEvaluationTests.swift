@@ -226,6 +226,21 @@ struct RangeEvaluationTests {
         #expect(Self.evaluate("bytes=0-0,5-5", ifRange: ifRange) == .multiple([Self.range(0, 0), Self.range(5, 5)]))
     }
 
+    @Test("An RFC 850 If-Range date's two-digit year is read against the time the caller passes")
+    func ifRangeReadsTwoDigitYearsAgainstTheGivenTime() {
+        let rfc850 = "Sunday, 06-Nov-94 08:49:37 GMT"
+        let evaluator = Self.evaluator
+        let in2026 = Date(timeIntervalSince1970: 1_793_491_200)
+        // From 2080, "94" is 2094 (RFC 9110 §5.6.7: not more than 50 years ahead), so it no longer names 1994.
+        let in2080 = Date(timeIntervalSince1970: 3_471_292_800)
+        #expect(
+            evaluator.evaluate(method: false, range: "bytes=0-9", ifRange: rfc850, representation: Self.file, now: in2026)
+                == .single(Self.range(0, 9)))
+        #expect(
+            evaluator.evaluate(method: false, range: "bytes=0-9", ifRange: rfc850, representation: Self.file, now: in2080)
+                == .full)
+    }
+
     @Test("If-Range that fails or is malformed serves the full representation", arguments: [
         "\"sha256-abd\"",
         "\"SHA256-ABC\"",

@@ -9,19 +9,37 @@ import Testing
 
 @Suite("Content paths")
 struct ContentPathTests {
-    typealias Path = ContentRoutes.ContentPath
+    typealias Path = ContentPath
 
     static let product = "com.example.kiosk.magazine.2026-11"
 
     @Test(arguments: [
-        ("/v1/content/\(product)/1.0/Contents/issue.pdf", Path(productID: product, version: "1.0", filePath: "Contents/issue.pdf")),
-        ("/v1/content/p/2026-11-r2/Contents/a/b/c.bin", Path(productID: "p", version: "2026-11-r2", filePath: "Contents/a/b/c.bin")),
-        ("/v1/content/p/1.0/Contents/My%20Issue.pdf", Path(productID: "p", version: "1.0", filePath: "Contents/My Issue.pdf")),
-        ("/v1/content/p/1.0/Contents/dir%20one/x%20(2).pdf", Path(productID: "p", version: "1.0", filePath: "Contents/dir one/x (2).pdf")),
+        (
+            "/v1/content/\(product)/1.0/Contents/issue.pdf",
+            Path(productID: product, version: "1.0", filePath: "Contents/issue.pdf")
+        ),
+        (
+            "/v1/content/p/2026-11-r2/Contents/a/b/c.bin",
+            Path(productID: "p", version: "2026-11-r2", filePath: "Contents/a/b/c.bin")
+        ),
+        (
+            "/v1/content/p/1.0/Contents/My%20Issue.pdf",
+            Path(productID: "p", version: "1.0", filePath: "Contents/My Issue.pdf")
+        ),
+        (
+            "/v1/content/p/1.0/Contents/dir%20one/x%20(2).pdf",
+            Path(productID: "p", version: "1.0", filePath: "Contents/dir one/x (2).pdf")
+        ),
         ("/v1/content/p/1.0/Contents/a+b,c.pdf", Path(productID: "p", version: "1.0", filePath: "Contents/a+b,c.pdf")),
-        ("/v1/content/p/1.0/Contents/a%2Bb%2Cc%28d%29.pdf", Path(productID: "p", version: "1.0", filePath: "Contents/a+b,c(d).pdf")),
+        (
+            "/v1/content/p/1.0/Contents/a%2Bb%2Cc%28d%29.pdf",
+            Path(productID: "p", version: "1.0", filePath: "Contents/a+b,c(d).pdf")
+        ),
         ("/v1/content/%70/1.0/Contents/x", Path(productID: "p", version: "1.0", filePath: "Contents/x")),
-        ("/v1/content/p/1.0/Contents/file..name", Path(productID: "p", version: "1.0", filePath: "Contents/file..name")),
+        (
+            "/v1/content/p/1.0/Contents/file..name",
+            Path(productID: "p", version: "1.0", filePath: "Contents/file..name")
+        ),
         ("/v1/content/p/1.0/x", Path(productID: "p", version: "1.0", filePath: "x")),
     ])
     func validPathsParse(raw: String, expected: Path) {
@@ -103,7 +121,9 @@ struct ContentPathTests {
         #expect(ContentRoutes.parse(rawPath: base + String(repeating: "a", count: 255)) != nil)
         #expect(ContentRoutes.parse(rawPath: base + String(repeating: "a", count: 256)) == nil)
         // A product ID of 256 bytes.
-        #expect(ContentRoutes.parse(rawPath: "/v1/content/" + String(repeating: "p", count: 256) + "/1.0/Contents/x") == nil)
+        #expect(
+            ContentRoutes.parse(rawPath: "/v1/content/" + String(repeating: "p", count: 256) + "/1.0/Contents/x") == nil
+        )
         // A raw path over 2048 bytes, made of short valid components.
         let deep = base + Array(repeating: "abcdefg", count: 260).joined(separator: "/")
         #expect(deep.utf8.count > 2048)
@@ -127,7 +147,7 @@ struct ContentPathTests {
     ])
     func contentURLRoundTripsThroughParse(path: String) throws {
         #expect(Identifiers.isValidFilePath(path))
-        let url = PurchaseRoutes.contentURL(product: Self.product, version: "1.0", path: path)
+        let url = GrantService.contentURL(product: Self.product, version: "1.0", path: path)
         #expect(url.hasPrefix("/v1/content/\(Self.product)/1.0/Contents/"))
         #expect(!url.contains(" "), "spaces are percent-encoded: \(url)")
         #expect(URL(string: "http://localhost" + url) != nil, "\(url) is a valid URL path")
@@ -136,7 +156,7 @@ struct ContentPathTests {
     }
 
     @Test func contentURLEncodesEachSegmentButNotTheSlashes() {
-        let url = PurchaseRoutes.contentURL(product: "p", version: "1.0", path: "Contents/a b/c d.pdf")
+        let url = GrantService.contentURL(product: "p", version: "1.0", path: "Contents/a b/c d.pdf")
         #expect(url == "/v1/content/p/1.0/Contents/a%20b/c%20d.pdf")
     }
 
@@ -164,20 +184,21 @@ struct ContentPathTests {
         #expect(ContentRoutes.parse(rawPath: request.uri.path)?.filePath == "Contents/My Issue.pdf")
     }
 
-    @Test(arguments: [
-        ("Bearer abc", nil, "abc"),
-        ("bearer abc", nil, "abc"),
-        ("BEARER   abc  ", nil, "abc"),
-        ("Bearer v1.k1.e30.mac-_", nil, "v1.k1.e30.mac-_"),
-        ("Bearer header", "query", "header"),
-        ("Basic dXNlcjpwYXNz", "query", "query"),
-        ("Basic dXNlcjpwYXNz", nil, nil),
-        ("Bearer", "query", "query"),
-        ("Bearer ", nil, nil),
-        (nil, "query", "query"),
-        (nil, "v1.k1.e30.mac-_", "v1.k1.e30.mac-_"),
-        (nil, nil, nil),
-    ] as [(String?, String?, String?)])
+    @Test(
+        arguments: [
+            ("Bearer abc", nil, "abc"),
+            ("bearer abc", nil, "abc"),
+            ("BEARER   abc  ", nil, "abc"),
+            ("Bearer v1.k1.e30.mac-_", nil, "v1.k1.e30.mac-_"),
+            ("Bearer header", "query", "header"),
+            ("Basic dXNlcjpwYXNz", "query", "query"),
+            ("Basic dXNlcjpwYXNz", nil, nil),
+            ("Bearer", "query", "query"),
+            ("Bearer ", nil, nil),
+            (nil, "query", "query"),
+            (nil, "v1.k1.e30.mac-_", "v1.k1.e30.mac-_"),
+            (nil, nil, nil),
+        ] as [(String?, String?, String?)])
     func tokenComesFromTheBearerHeaderOrTheQuery(authorization: String?, query: String?, expected: String?) {
         let path = "/v1/content/p/1.0/Contents/x" + (query.map { "?a=1&token=\($0)" } ?? "")
         let request = Self.request(path, authorization: authorization)
@@ -186,31 +207,32 @@ struct ContentPathTests {
 
     // MARK: Accept-Encoding
 
-    @Test(arguments: [
-        ("gzip", true),
-        ("GZIP", true),
-        ("Gzip", true),
-        ("x-gzip", true),
-        ("*", true),
-        ("gzip, deflate, br", true),
-        ("br, gzip", true),
-        ("deflate, gzip;q=1.0", true),
-        ("gzip; q=0.5", true),
-        ("gzip;q=0.001", true),
-        ("gzip ; q=0.5", true),
-        ("*;q=0.1", true),
-        ("gzip;q=0", false),
-        ("gzip;q=0.0", false),
-        ("gzip; q=0.000", false),
-        ("GZIP;Q=0", false),
-        ("gzip;q=0, *", false),
-        ("br", false),
-        ("identity", false),
-        ("deflate, br", false),
-        ("gzipper", false),
-        ("*;q=0", false),
-        ("", false),
-    ] as [(String, Bool)])
+    @Test(
+        arguments: [
+            ("gzip", true),
+            ("GZIP", true),
+            ("Gzip", true),
+            ("x-gzip", true),
+            ("*", true),
+            ("gzip, deflate, br", true),
+            ("br, gzip", true),
+            ("deflate, gzip;q=1.0", true),
+            ("gzip; q=0.5", true),
+            ("gzip;q=0.001", true),
+            ("gzip ; q=0.5", true),
+            ("*;q=0.1", true),
+            ("gzip;q=0", false),
+            ("gzip;q=0.0", false),
+            ("gzip; q=0.000", false),
+            ("GZIP;Q=0", false),
+            ("gzip;q=0, *", false),
+            ("br", false),
+            ("identity", false),
+            ("deflate, br", false),
+            ("gzipper", false),
+            ("*;q=0", false),
+            ("", false),
+        ] as [(String, Bool)])
     func acceptsGzip(header: String, expected: Bool) {
         #expect(CatalogRepresentation.acceptsGzip(header) == expected, "\(header)")
     }
@@ -219,10 +241,11 @@ struct ContentPathTests {
         #expect(CatalogRepresentation.acceptsGzip(nil) == false)
     }
 
-    @Test(arguments: [
-        ("*, gzip;q=0", false),  // gzip explicitly refused; '*' covers only codings not listed
-        ("*;q=0, gzip", true),  // gzip explicitly accepted
-    ] as [(String, Bool)])
+    @Test(
+        arguments: [
+            ("*, gzip;q=0", false),  // gzip explicitly refused; '*' covers only codings not listed
+            ("*;q=0, gzip", true),  // gzip explicitly accepted
+        ] as [(String, Bool)])
     func explicitGzipEntryWinsOverWildcard(header: String, expected: Bool) {
         #expect(CatalogRepresentation.acceptsGzip(header) == expected, "\(header)")
     }

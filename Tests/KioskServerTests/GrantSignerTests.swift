@@ -32,7 +32,9 @@ enum GrantTestFixtures {
     }
 
     /// The token's four parts.
-    static func parts(_ token: String) -> [String] { token.split(separator: ".", omittingEmptySubsequences: false).map(String.init) }
+    static func parts(_ token: String) -> [String] {
+        token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    }
 }
 
 @Suite("Grant tokens")
@@ -47,7 +49,7 @@ struct GrantSignerTests {
         case .success(let claims):
             Issue.record("token \(token.prefix(120)) opened \(claims)", sourceLocation: sourceLocation)
         case .failure(let error):
-            #expect(error.code == .tokenInvalid, "token \(token.prefix(120))", sourceLocation: sourceLocation)
+            #expect(error.errorCode == .tokenInvalid, "token \(token.prefix(120))", sourceLocation: sourceLocation)
         }
     }
 
@@ -96,8 +98,8 @@ struct GrantSignerTests {
 
     @Test func exactlyAtExpiryIsExpired() {
         let result = F.signer.verify(F.token, now: Date(timeIntervalSince1970: TimeInterval(F.expiry)))
-        #expect(throws: APIError.self) { try result.get() }
-        if case .failure(let error) = result { #expect(error.code == .tokenExpired) }
+        #expect(throws: GrantTokenRefusal.self) { try result.get() }
+        if case .failure(let error) = result { #expect(error.errorCode == .tokenExpired) }
     }
 
     @Test func oneSecondBeforeExpiryIsValid() throws {
@@ -111,14 +113,15 @@ struct GrantSignerTests {
 
     @Test(arguments: [1, 60, 86_400 * 365])
     func afterExpiryIsExpired(secondsLate: Int64) {
-        guard case .failure(let error) = F.signer.verify(
-            F.token, now: Date(timeIntervalSince1970: TimeInterval(F.expiry + secondsLate)))
+        guard
+            case .failure(let error) = F.signer.verify(
+                F.token, now: Date(timeIntervalSince1970: TimeInterval(F.expiry + secondsLate)))
         else {
             Issue.record("an expired token was accepted")
             return
         }
-        #expect(error.code == .tokenExpired)
-        #expect(error.code.httpStatus == 401)
+        #expect(error.errorCode == .tokenExpired)
+        #expect(error.errorCode.httpStatus == 401)
     }
 
     @Test func tamperedExpiredTokenIsInvalidNotExpired() {
@@ -194,10 +197,11 @@ struct GrantSignerTests {
         }
     }
 
-    @Test(arguments: [
-        { (t: String) in t + "." }, { "." + $0 }, { $0 + ".x" }, { $0.replacingOccurrences(of: ".", with: "..") },
-        { $0 + "=" }, { $0 + " " }, { " " + $0 }, { $0 + "\n" },
-    ] as [@Sendable (String) -> String])
+    @Test(
+        arguments: [
+            { (t: String) in t + "." }, { "." + $0 }, { $0 + ".x" }, { $0.replacingOccurrences(of: ".", with: "..") },
+            { $0 + "=" }, { $0 + " " }, { " " + $0 }, { $0 + "\n" },
+        ] as [@Sendable (String) -> String])
     func extraCharactersAreInvalid(change: @Sendable (String) -> String) {
         let token = change(F.token)
         #expect(token != F.token)
@@ -318,8 +322,8 @@ struct GrantSignerTests {
     ])
     func scopeRefusesAnythingElse(productID: String, version: String) throws {
         let error = try #require(GrantSigner.checkScope(F.claims, productID: productID, contentVersion: version))
-        #expect(error.code == .tokenScope)
-        #expect(error.code.httpStatus == 403)
+        #expect(error.errorCode == .tokenScope)
+        #expect(error.errorCode.httpStatus == 403)
     }
 
     // MARK: Rotation
@@ -374,7 +378,9 @@ struct GrantSignerTests {
     @Test func secretLengthCountsBytesNotCharacters() throws {
         // 16 two-byte characters are 32 bytes.
         _ = try GrantKeyring.fromSecret(String(repeating: "é", count: 16), keyID: "k")
-        #expect(throws: GrantKeyError.self) { try GrantKeyring.fromSecret(String(repeating: "é", count: 15), keyID: "k") }
+        #expect(throws: GrantKeyError.self) {
+            try GrantKeyring.fromSecret(String(repeating: "é", count: 15), keyID: "k")
+        }
     }
 
     @Test(arguments: [
@@ -507,7 +513,7 @@ struct VerifiedTokenCacheTests {
             Issue.record("an expired token was accepted from memory")
             return
         }
-        #expect(error.code == .tokenExpired)
+        #expect(error.errorCode == .tokenExpired)
     }
 
     @Test func refusalsAreNotRemembered() {
@@ -520,7 +526,7 @@ struct VerifiedTokenCacheTests {
                 Issue.record("a forged token was accepted")
                 return
             }
-            #expect(error.code == .tokenInvalid)
+            #expect(error.errorCode == .tokenInvalid)
         }
         #expect(cache.count == 0)
     }

@@ -99,7 +99,9 @@ enum SandboxReceiptSurgery {
     }
 
     /// The receipt with `receipt` as its payload, keeping the old signature (or signing with `key`).
-    static func replacingPayload(of receiptData: String, with receipt: SandboxReceipt, signingWith key: SymmetricKey? = nil) throws -> String {
+    static func replacingPayload(
+        of receiptData: String, with receipt: SandboxReceipt, signingWith key: SymmetricKey? = nil
+    ) throws -> String {
         var parts = try envelope(receiptData)
         let payload = try JSONEncoder().encode(receipt)
         parts["payload"] = payload.base64EncodedString()
@@ -120,10 +122,10 @@ struct SandboxStoreTests {
         do {
             let value = try await body()
             Issue.record("expected \(code), got \(value)", sourceLocation: sourceLocation)
-        } catch let error as APIError {
-            #expect(error.code == code, "\(error.message)", sourceLocation: sourceLocation)
+        } catch let error as any APIResponseError {
+            #expect(error.errorCode == code, "\(error.message)", sourceLocation: sourceLocation)
         } catch {
-            Issue.record("expected an APIError \(code), got \(error)", sourceLocation: sourceLocation)
+            Issue.record("expected a refusal \(code), got \(error)", sourceLocation: sourceLocation)
         }
     }
 
@@ -157,7 +159,8 @@ struct SandboxStoreTests {
         try await H.with { h in
             let keyFile = h.data.url("sandbox-receipt.key")
             #expect(try Data(contentsOf: keyFile).count == 32)
-            let permissions = try FileManager.default.attributesOfItem(atPath: keyFile.path)[.posixPermissions] as? NSNumber
+            let permissions =
+                try FileManager.default.attributesOfItem(atPath: keyFile.path)[.posixPermissions] as? NSNumber
             #expect(permissions.map { $0.intValue & 0o777 } == 0o600)
 
             let bought = try await h.buy(H.issue)
@@ -316,7 +319,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test(arguments: ["", " ", "a b", "é", "ａ", "a/b", "a;b", "a\u{0}b", "a\nb", "<script>", String(repeating: "u", count: 65)])
+    @Test(arguments: [
+        "", " ", "a b", "é", "ａ", "a/b", "a;b", "a\u{0}b", "a\nb", "<script>", String(repeating: "u", count: 65),
+    ])
     func badUserNamesAreRefused(user: String) async throws {
         try await H.with { h in
             await expectError(.badRequest) { try await h.buy(H.issue, user: user) }
@@ -345,7 +350,9 @@ struct SandboxStoreTests {
 
     // MARK: verifyReceipt
 
-    @Test(arguments: ["", "not json", "{}", "[]", "null", #"{"receipt-data": 5}"#, #"{"receipt-data": null}"#, #"{"password": "x"}"#])
+    @Test(arguments: [
+        "", "not json", "{}", "[]", "null", #"{"receipt-data": 5}"#, #"{"receipt-data": null}"#, #"{"password": "x"}"#,
+    ])
     func malformedRequestsAnswer21000(body: String) async throws {
         try await H.with { h in
             let answer = try await h.store.verifyReceipt(body: Data(body.utf8), environment: .sandbox)
@@ -511,7 +518,9 @@ struct SandboxStoreTests {
                     == [issue.transactionID, coins.transactionID, month1.transactionID, month2.transactionID])
 
             let latest = try #require(answer.latestReceiptInfo)
-            #expect(latest.map(\.transactionID) == [month2.transactionID, month1.transactionID], "subscriptions, newest first")
+            #expect(
+                latest.map(\.transactionID) == [month2.transactionID, month1.transactionID],
+                "subscriptions, newest first")
             #expect(latest.allSatisfy { $0.originalTransactionID == month1.transactionID })
             #expect(latest.first?.expiresDate == month2.expiresDate)
 
@@ -519,7 +528,8 @@ struct SandboxStoreTests {
             #expect(try await h.verify(fresh).status == 0)
 
             // On the wire, with Apple's names.
-            let json = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(answer)) as? [String: Any])
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: JSONEncoder().encode(answer)) as? [String: Any])
             #expect(json["status"] as? Int == 0)
             #expect(json["environment"] as? String == "Sandbox")
             #expect((json["latest_receipt_info"] as? [Any])?.count == 2)
@@ -611,7 +621,9 @@ struct SandboxStoreTests {
     func refundOfAnUnknownTransactionIsNotFound(transactionID: String) async throws {
         try await H.with { h in
             _ = try await h.buy(H.issue)
-            await expectError(.notFound) { try await h.store.refund(SandboxRefundRequest(transactionID: transactionID)) }
+            await expectError(.notFound) {
+                try await h.store.refund(SandboxRefundRequest(transactionID: transactionID))
+            }
         }
     }
 }

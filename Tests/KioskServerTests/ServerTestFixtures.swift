@@ -82,19 +82,10 @@ final class ServerTestDirectory: @unchecked Sendable {  // Sendable: immutable a
     }
 }
 
-/// A clock the test moves by hand.
-final class ServerTestClock: @unchecked Sendable {  // Sendable: `current` is only touched under `lock`.
-    private let lock = NSLock()
-    private var current: Date
+/// The settable clock the unit tests inject: the server's ``ManualClock``.
+typealias ServerTestClock = ManualClock
 
-    init(_ start: Date) { current = start }
-
-    var now: Date { lock.withLock { current } }
-
-    func advance(by seconds: TimeInterval) { lock.withLock { current += seconds } }
-
-    func set(_ date: Date) { lock.withLock { current = date } }
-
+extension ManualClock {
     /// A `now` closure reading this clock.
     var closure: @Sendable () -> Date { { [self] in self.now } }
 }

@@ -49,6 +49,8 @@ public struct RangeRequestEvaluator: Sendable {
     ///     tag by strong comparison (a weak tag never matches); an HTTP-date must equal `lastModified` to the
     ///     second. Otherwise, or if malformed, the range is ignored and the answer is ``RangeDecision/full``.
     ///   - representation: the representation being served.
+    ///   - now: the current time, against which a two-digit year in an `If-Range` date is read (the server passes
+    ///     its clock's).
     /// - Returns: ``RangeDecision/unsatisfiable`` when no range-spec is satisfiable, ``RangeDecision/single(_:)``
     ///   for one satisfiable range, ``RangeDecision/multiple(_:)`` for several (unsatisfiable specs are dropped),
     ///   or ``RangeDecision/full`` when the satisfiable ranges together are longer than the representation
@@ -57,12 +59,13 @@ public struct RangeRequestEvaluator: Sendable {
         method isHead: Bool,
         range: String?,
         ifRange: String?,
-        representation: RepresentationMetadata
+        representation: RepresentationMetadata,
+        now: Date = Date()
     ) -> RangeDecision {
         guard !isHead, let range,
               let header = RangeHeader(parsing: range, maximumSpecCount: maxRanges)
         else { return .full }
-        if let ifRange, !Self.ifRangeHolds(ifRange, for: representation) {
+        if let ifRange, !Self.ifRangeHolds(ifRange, for: representation, now: now) {
             return .full
         }
 
@@ -84,11 +87,11 @@ public struct RangeRequestEvaluator: Sendable {
     }
 
     /// The If-Range condition (RFC 9110 §13.1.5): a strong entity-tag match or an exact Last-Modified match.
-    private static func ifRangeHolds(_ value: String, for representation: RepresentationMetadata) -> Bool {
+    private static func ifRangeHolds(_ value: String, for representation: RepresentationMetadata, now: Date) -> Bool {
         if let tag = EntityTag(parsing: value) {
             return tag.matchesStrongly(representation.entityTag)
         }
-        guard let seconds = HTTPDate.parseSeconds(value, relativeTo: Date()) else { return false }
+        guard let seconds = HTTPDate.parseSeconds(value, relativeTo: now) else { return false }
         return seconds == HTTPDate.wholeSeconds(of: representation.lastModified)
     }
 }

@@ -15,6 +15,9 @@ public struct ServerConfiguration: Sendable {
     /// The sample app's bundle ID, the default: refused with the App Store, where it must be the real app's.
     public static let exampleBundleID = "com.example.kiosk"
 
+    /// Where the server reads the current time on the request path (the system clock; tests inject a
+    /// ``ManualClock``). Not a command-line option.
+    public var clock: any ServerClock = SystemClock()
     /// The address to bind. With the sandbox store only a loopback address, unless ``allowPublicSandbox``.
     public var host: String = "127.0.0.1"
     /// The port to bind; 0 binds an ephemeral port.
@@ -154,7 +157,9 @@ public struct ServerConfiguration: Sendable {
         ] where value <= .zero {
             throw ServerConfigurationError("The \(name) must be positive.")
         }
-        guard maxHeaderSize >= 1024 else { throw ServerConfigurationError("The header size limit must be at least 1024.") }
+        guard maxHeaderSize >= 1024 else {
+            throw ServerConfigurationError("The header size limit must be at least 1024.")
+        }
         guard maxHeaderCount >= 8 else { throw ServerConfigurationError("The header count limit must be at least 8.") }
         guard maxInstallations > 0 else { throw ServerConfigurationError("--max-installations must be positive.") }
         guard grantLifetime > .zero else { throw ServerConfigurationError("--grant-lifetime must be positive.") }

@@ -56,29 +56,28 @@ public struct GrantSigner: Sendable {
     }
 
     /// Checks a token's signature and expiry and returns its claims, or the reason it does not open anything.
-    public func verify(_ token: String, now: Date) -> Result<GrantClaims, APIError> {
-        let invalid = APIError(.tokenInvalid, "The download token is not valid. Ask for a new grant.")
-        guard token.utf8.count <= 2048 else { return .failure(invalid) }
+    public func verify(_ token: String, now: Date) -> Result<GrantClaims, GrantTokenRefusal> {
+        guard token.utf8.count <= 2048 else { return .failure(.invalid) }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "v1", let key = keyring.key(for: String(parts[1])),
             let mac = Base64URL.decode(parts[3]), Base64URL.encode(mac) == parts[3],  // one spelling per token
             let payload = Base64URL.decode(parts[2])
-        else { return .failure(invalid) }
+        else { return .failure(.invalid) }
         let signed = parts[0...2].joined(separator: ".")
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(signed.utf8), using: key),
             let claims = try? JSONDecoder().decode(GrantClaims.self, from: payload)
-        else { return .failure(invalid) }
+        else { return .failure(.invalid) }
         guard Int64(now.timeIntervalSince1970) < claims.expiresAt else {
-            return .failure(APIError(.tokenExpired, "The download token has expired. Ask for a new grant with the same receipt."))
+            return .failure(.expired)
         }
         return .success(claims)
     }
 
     /// Checks that verified claims open `productID` at `contentVersion`.
-    public static func checkScope(_ claims: GrantClaims, productID: String, contentVersion: String) -> APIError? {
-        guard claims.productID == productID, claims.contentVersion == contentVersion else {
-            return APIError(.tokenScope, "This download token is for another product or version.")
-        }
+    public static func checkScope(_ claims: GrantClaims, productID: String, contentVersion: String)
+        -> GrantTokenRefusal?
+    {
+        guard claims.productID == productID, claims.contentVersion == contentVersion else { return .outOfScope }
         return nil
     }
 }

@@ -19,7 +19,7 @@ final class VerifiedTokenCache: Sendable {
     }
 
     /// The same answer as ``GrantSigner/verify(_:now:)``, from memory when the token was verified before.
-    func verify(_ token: String, now: Date) -> Result<GrantClaims, APIError> {
+    func verify(_ token: String, now: Date) -> Result<GrantClaims, GrantTokenRefusal> {
         if let claims = verified.withLockedValue({ $0[token] }), Int64(now.timeIntervalSince1970) < claims.expiresAt {
             return .success(claims)
         }

@@ -4,7 +4,7 @@ import Logging
 
 /// Turns every error into the JSON envelope of API.md and counts every answer in the metrics.
 ///
-/// ``APIError``s keep their code; the framework's own errors (unknown route, bad method) are translated; anything
+/// Every ``APIResponseError`` (the services' domain refusals and the HTTP layer's ``APIError``) answers as it says; the framework's own errors (unknown route, bad method) are translated; anything
 /// else is logged and answered as a 500 that reveals nothing internal.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
@@ -16,7 +16,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         let response: Response
         do {
             response = try await next(request, context)
-        } catch let error as APIError {
+        } catch let error as any APIResponseError {
             response = JSONIO.errorResponse(error)
         } catch let error as HTTPResponseError {
             response = JSONIO.errorResponse(Self.translate(error.status, request: request))

@@ -15,15 +15,15 @@ enum JSONIO {
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
-    /// The error envelope response for `error`.
-    static func errorResponse(_ error: APIError) -> Response {
+    /// The error envelope response for `error`: the one place where refusals become responses.
+    static func errorResponse(_ error: some APIResponseError) -> Response {
         var headers = HTTPFields()
         for (name, value) in error.headers {
             if let field = HTTPField.Name(name) { headers[field] = value }
         }
-        var envelope = APIErrorEnvelope(code: error.code, message: error.message)
-        envelope.error.reason = error.reason
-        let status = HTTPResponse.Status(code: error.code.httpStatus)
+        var envelope = APIErrorEnvelope(code: error.errorCode, message: error.message)
+        envelope.error.reason = error.errorReason
+        let status = error.status
         // Encoding two strings cannot fail.
         return (try? response(envelope, status: status, headers: headers)) ?? Response(status: status)
     }
@@ -45,7 +45,9 @@ enum JSONIO {
     /// Decodes a JSON request body of type `T`, with a clear `bad_request` on malformed JSON or a missing field.
     static func decodeBody<T: Decodable>(_ type: T.Type, from request: Request, limit: Int) async throws -> T {
         let body = try await readBody(request, limit: limit)
-        guard body.readableBytes > 0 else { throw APIError.badRequest("The request body is empty; send a JSON object.") }
+        guard body.readableBytes > 0 else {
+            throw APIError.badRequest("The request body is empty; send a JSON object.")
+        }
         do {
             return try KioskJSON.makeDecoder().decode(T.self, from: Data(buffer: body))
         } catch let error as WireFormatError {

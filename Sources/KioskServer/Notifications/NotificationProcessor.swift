@@ -38,15 +38,15 @@ public struct NotificationProcessor: Sendable {
         self.now = now
     }
 
-    /// Verifies and applies one notification's `signedPayload`. Throws ``APIError`` (`transaction_invalid`) when
-    /// the payload or the transaction in it does not verify.
+    /// Verifies and applies one notification's `signedPayload`. Throws a ``SignedDataRefusal`` (which answers
+    /// `transaction_invalid`) when the payload or the transaction in it does not verify.
     public func process(signedPayload: String, logger: Logger) async throws -> NotificationResult {
         let notification: NotificationPayload
         do {
             notification = try await verifier.verifyNotification(signedPayload)
         } catch {
             logger.notice("notification refused", metadata: ["reason": "\(error.reason)"])
-            throw APIError(error)
+            throw error
         }
         let result = try await apply(notification)
         metrics.recordNotification(type: notification.notificationType, outcome: result.outcome.rawValue)
@@ -62,19 +62,10 @@ public struct NotificationProcessor: Sendable {
     private func apply(_ notification: NotificationPayload) async throws -> NotificationResult {
         var verified: (transaction: JWSTransaction, renewal: JWSRenewalInfo?)?
         if let signedTransaction = notification.data?.signedTransactionInfo {
-            let transaction: JWSTransaction
-            do {
-                transaction = try await verifier.verifyTransaction(signedTransaction)
-            } catch {
-                throw APIError(error)
-            }
+            let transaction = try await verifier.verifyTransaction(signedTransaction)
             var renewal: JWSRenewalInfo?
             if let signedRenewal = notification.data?.signedRenewalInfo {
-                do {
-                    renewal = try await verifier.verifyRenewalInfo(signedRenewal)
-                } catch {
-                    throw APIError(error)
-                }
+                renewal = try await verifier.verifyRenewalInfo(signedRenewal)
             }
             verified = (transaction, renewal)
         }

@@ -43,7 +43,8 @@ public struct SandboxStore: Sendable {
             .column("expires_date_ms", type: .bigint)
             .column("cancellation_date_ms", type: .bigint)
             .run()
-        try await database.raw("CREATE INDEX IF NOT EXISTS sandbox_purchases_user ON sandbox_purchases (user_name)").run()
+        try await database.raw("CREATE INDEX IF NOT EXISTS sandbox_purchases_user ON sandbox_purchases (user_name)")
+            .run()
     }
 
     // MARK: Purchases
@@ -54,19 +55,19 @@ public struct SandboxStore: Sendable {
     /// Store restores it); buying an auto-renewable subscription that is still running renews it from its expiry.
     public func purchase(_ request: SandboxPurchaseRequest) async throws -> SandboxPurchaseResponse {
         guard Identifiers.isValidProductID(request.productID) else {
-            throw APIError.badRequest("'\(request.productID.prefix(64))' is not a valid product ID.")
+            throw SandboxRefusal.invalidProductID(request.productID)
         }
         guard let product = catalog.snapshot.products[request.productID] else {
-            throw APIError.notFound("The sandbox store does not sell '\(request.productID)'.")
+            throw SandboxRefusal.productNotSold(request.productID)
         }
         let user = request.user ?? "default"
         guard Self.isValidUser(user) else {
-            throw APIError.badRequest("A sandbox user name is 1 to 64 letters, digits, '.', '_', '@' or '-'.")
+            throw SandboxRefusal.invalidUser
         }
         let quantity = request.quantity ?? 1
-        guard (1...100).contains(quantity) else { throw APIError.badRequest("The quantity must be 1 to 100.") }
+        guard (1...100).contains(quantity) else { throw SandboxRefusal.invalidQuantity }
         guard quantity == 1 || product.info.type == .consumable else {
-            throw APIError.badRequest("Only consumable products can be bought more than one at a time.")
+            throw SandboxRefusal.quantityOfNonConsumable
         }
         let history = try await purchases(ofUser: user).filter { $0.product_id == request.productID }
         let now = now()
@@ -88,7 +89,8 @@ public struct SandboxStore: Sendable {
                     expires: period.end(from: start), originalTransactionID: running.original_transaction_id)
             } else {
                 row = PurchaseRow(
-                    user: user, productID: request.productID, quantity: 1, purchase: now, expires: period.end(from: now))
+                    user: user, productID: request.productID, quantity: 1, purchase: now, expires: period.end(from: now)
+                )
             }
         case .nonRenewing:
             let period = product.info.subscriptionPeriod ?? SubscriptionPeriod(iso8601: "P1M")!
@@ -112,7 +114,7 @@ public struct SandboxStore: Sendable {
         guard let row = try await purchase(transactionID: request.transactionID),
             let cancelled = row.cancellation_date_ms
         else {
-            throw APIError.notFound("The sandbox store has no transaction '\(request.transactionID.prefix(64))'.")
+            throw SandboxRefusal.unknownTransaction(request.transactionID)
         }
         return SandboxRefundResponse(transactionID: row.transaction_id, cancellationDate: Date(milliseconds: cancelled))
     }
@@ -122,9 +124,9 @@ public struct SandboxStore: Sendable {
     /// Changes a purchase as `request.kind` says and returns the App Store Server Notification V2 announcing it
     /// (a `signedPayload`), signed by the sandbox chain.
     public func notification(for request: SandboxNotificationRequest) async throws -> String {
-        guard let authority else { throw APIError(.notFound, "The sandbox store has no signing chain.") }
+        guard let authority else { throw SandboxRefusal.noSigningChain }
         guard let row = try await purchase(transactionID: request.transactionID) else {
-            throw APIError.notFound("The sandbox store has no transaction '\(request.transactionID.prefix(64))'.")
+            throw SandboxRefusal.unknownTransaction(request.transactionID)
         }
         let now = now()
         let type: String
@@ -138,8 +140,7 @@ public struct SandboxStore: Sendable {
             type = request.kind == .refund ? "REFUND" : "REVOKE"
         case .refundReversed:
             guard row.cancellation_date_ms != nil else {
-                throw APIError.badRequest(
-                    "Transaction \(row.transaction_id) was not refunded, so there is nothing to reverse.")
+                throw SandboxRefusal.notRefunded(transactionID: row.transaction_id)
             }
             try await database.update("sandbox_purchases").set("cancellation_date_ms", to: SQLLiteral.null)
                 .where("transaction_id", .equal, row.transaction_id).run()
@@ -165,7 +166,7 @@ public struct SandboxStore: Sendable {
                 subtype = "VOLUNTARY"
             } else {
                 let days = request.graceDays ?? 16
-                guard (1...60).contains(days) else { throw APIError.badRequest("grace_days must be 1 to 60.") }
+                guard (1...60).contains(days) else { throw SandboxRefusal.invalidGraceDays }
                 type = "DID_FAIL_TO_RENEW"
                 subtype = "GRACE_PERIOD"
                 renewal = JWSRenewalInfo(
@@ -187,14 +188,14 @@ public struct SandboxStore: Sendable {
     /// The subscription's latest paid period (of the chain `row` belongs to) and its product's period length.
     private func latestPeriod(of row: PurchaseRow) async throws -> (PurchaseRow, SubscriptionPeriod) {
         guard let product = catalog.snapshot.products[row.product_id], product.info.type == .autoRenewable else {
-            throw APIError.badRequest("Transaction \(row.transaction_id) is not an auto-renewable subscription.")
+            throw SandboxRefusal.notAutoRenewable(transactionID: row.transaction_id)
         }
         let chain = try await database.select().column("*").from("sandbox_purchases")
             .where("original_transaction_id", .equal, row.original_transaction_id)
             .where("cancellation_date_ms", .is, SQLLiteral.null)
             .all(decoding: PurchaseRow.self)
         guard let latest = chain.max(by: { ($0.expires_date_ms ?? 0) < ($1.expires_date_ms ?? 0) }) else {
-            throw APIError.badRequest("The subscription of transaction \(row.transaction_id) was refunded.")
+            throw SandboxRefusal.subscriptionRefunded(transactionID: row.transaction_id)
         }
         return (latest, product.info.subscriptionPeriod ?? SubscriptionPeriod(iso8601: "P1M")!)
     }
@@ -287,7 +288,9 @@ public struct SandboxStore: Sendable {
 
     private static func isValidUser(_ user: String) -> Bool {
         !user.isEmpty && user.utf8.count <= 64
-            && user.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._@-".unicodeScalars.contains($0)) }
+            && user.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._@-".unicodeScalars.contains($0))
+            }
     }
 
     /// The 256-bit receipt signing key in `url`, generated on first start (owner-readable only).
@@ -326,12 +329,15 @@ public struct SandboxStore: Sendable {
         }
 
         /// A 16-digit transaction ID in the style of Apple's sandbox (`2000000…`).
-        static func newTransactionID() -> String { "2" + String(UInt64.random(in: 100_000_000_000_000..<1_000_000_000_000_000)) }
+        static func newTransactionID() -> String {
+            "2" + String(UInt64.random(in: 100_000_000_000_000..<1_000_000_000_000_000))
+        }
 
         var appleTransaction: AppleTransaction {
             AppleTransaction(
                 productID: product_id, transactionID: transaction_id, originalTransactionID: original_transaction_id,
-                purchaseDate: Date(milliseconds: purchase_date_ms), expiresDate: expires_date_ms.map(Date.init(milliseconds:)),
+                purchaseDate: Date(milliseconds: purchase_date_ms),
+                expiresDate: expires_date_ms.map(Date.init(milliseconds:)),
                 cancellationDate: cancellation_date_ms.map(Date.init(milliseconds:)),
                 cancellationReason: cancellation_date_ms == nil ? nil : 0, quantity: quantity)
         }

@@ -64,10 +64,3 @@ public enum SignedDataRefusal: Error, Sendable, Hashable {
         }
     }
 }
-
-extension APIError {
-    /// The `transaction_invalid` envelope for a refused JWS, with its reason.
-    init(_ refusal: SignedDataRefusal) {
-        self.init(.transactionInvalid, refusal.message, reason: refusal.reason)
-    }
-}

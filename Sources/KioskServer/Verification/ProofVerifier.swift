@@ -13,8 +13,8 @@ struct ProofVerifier: Sendable {
     let revocations: RevocationList
     let now: @Sendable () -> Date
 
-    /// Verifies `proof` and returns its purchases as the ledger knows them; throws the API error for a refused
-    /// proof.
+    /// Verifies `proof` and returns its purchases as the ledger knows them; throws the refusal
+    /// (``ReceiptVerificationError`` or ``SignedDataRefusal``) for a refused proof.
     func verify(_ proof: PurchaseProof, logger: Logger) async throws -> VerifiedReceipt {
         let verified: VerifiedReceipt
         var signedDate: Date?
@@ -24,7 +24,7 @@ struct ProofVerifier: Sendable {
                 verified = try await receipts.verify(receiptData: receiptData)
             } catch {
                 logger.notice("receipt refused", metadata: ["code": "\(error.code)"])
-                throw APIError(error)
+                throw error
             }
         case .signedTransaction(let jws):
             let transaction: JWSTransaction
@@ -32,7 +32,7 @@ struct ProofVerifier: Sendable {
                 transaction = try await signedData.verifyTransaction(jws)
             } catch {
                 logger.notice("signed transaction refused", metadata: ["reason": "\(error.reason)"])
-                throw APIError(error)
+                throw error
             }
             verified = VerifiedReceipt(
                 environment: StoreEnvironment(appleName: transaction.environment) ?? .sandbox,

@@ -62,7 +62,8 @@ final class TestServer: Sendable {
         configuration.reloadInterval = .zero
         configure(&configuration)
         var logger = Logger(label: "kiosk.test")
-        logger.logLevel = ProcessInfo.processInfo.environment["KIOSK_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        logger.logLevel =
+            ProcessInfo.processInfo.environment["KIOSK_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         let server = try await KioskHTTPServer(configuration: configuration, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task {
@@ -101,6 +102,12 @@ final class TestServer: Sendable {
         task.cancel()
         _ = try? await task.value
         try? FileManager.default.removeItem(at: root)
+    }
+
+    /// A clock for ``ServerConfiguration/clock`` that stands at the current whole second until the test moves it,
+    /// so that the dates it gives survive the ledger's milliseconds unchanged.
+    static func manualClock() -> ManualClock {
+        ManualClock(Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
     }
 
     /// A new empty folder inside the server's temporary folder (removed by ``stop()``), e.g. a client's cache root.
@@ -142,13 +149,15 @@ final class TestServer: Sendable {
         let response = try await send(
             "POST", target, headers: [("Content-Type", "application/json")], body: try KioskJSON.encode(body))
         guard response.status == status else {
-            throw TestServerError.unexpected(status: response.status, body: String(decoding: response.body, as: UTF8.self))
+            throw TestServerError.unexpected(
+                status: response.status, body: String(decoding: response.body, as: UTF8.self))
         }
         return try KioskJSON.decode(T.self, from: response.body)
     }
 
     /// Buys a product from the sandbox store.
-    func buy(_ productID: String, user: String = "tester", quantity: Int? = nil) async throws -> SandboxPurchaseResponse {
+    func buy(_ productID: String, user: String = "tester", quantity: Int? = nil) async throws -> SandboxPurchaseResponse
+    {
         try await postJSON(
             "/sandbox/purchases", SandboxPurchaseRequest(productID: productID, quantity: quantity, user: user),
             expecting: 201, as: SandboxPurchaseResponse.self)
@@ -182,7 +191,8 @@ final class TestServer: Sendable {
 
     /// Posts a JSON body and returns the raw answer (for refusals).
     func post<Body: Encodable>(_ target: String, _ body: Body) async throws -> RawHTTPResponse {
-        try await send("POST", target, headers: [("Content-Type", "application/json")], body: try KioskJSON.encode(body))
+        try await send(
+            "POST", target, headers: [("Content-Type", "application/json")], body: try KioskJSON.encode(body))
     }
 
     /// Makes the sandbox store change a purchase and notify the server.
@@ -190,7 +200,8 @@ final class TestServer: Sendable {
         -> SandboxNotificationResponse
     {
         try await postJSON(
-            "/sandbox/notifications", SandboxNotificationRequest(transactionID: transactionID, kind: kind, graceDays: graceDays),
+            "/sandbox/notifications",
+            SandboxNotificationRequest(transactionID: transactionID, kind: kind, graceDays: graceDays),
             as: SandboxNotificationResponse.self)
     }
 }

@@ -172,15 +172,15 @@ struct NotificationProcessorTests {
                 data: .init(
                     bundleId: Chain.bundleID, environment: "Sandbox", signedTransactionInfo: nil, signedRenewalInfo: nil
                 ))
-            await #expect(throws: APIError.self) {
+            await #expect(throws: SignedDataRefusal.self) {
                 _ = try await h.processor.process(
                     signedPayload: try stranger.sign(payload), logger: Logger(label: "test"))
             }
             do {
                 _ = try await h.processor.process(
                     signedPayload: try stranger.sign(payload), logger: Logger(label: "test"))
-            } catch let error as APIError {
-                #expect(error.code == .transactionInvalid)
+            } catch let error as SignedDataRefusal {
+                #expect(error.errorCode == .transactionInvalid)
                 #expect(error.reason == "untrusted_root")
             }
             let otherApp = NotificationPayload(
@@ -192,7 +192,7 @@ struct NotificationProcessorTests {
                 _ = try await h.processor.process(
                     signedPayload: try h.chain.sign(otherApp), logger: Logger(label: "test"))
                 Issue.record("another app's notification was accepted")
-            } catch let error as APIError {
+            } catch let error as SignedDataRefusal {
                 #expect(error.reason == "bundle_id")
             }
         }

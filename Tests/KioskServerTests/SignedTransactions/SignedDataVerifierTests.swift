@@ -68,7 +68,7 @@ struct SignedDataVerifierTests {
         let chain = try Chain(flaws: flaws)
         let failure = await refusal(try chain.sign(Chain.transaction()), verifier: chain.verifier())
         #expect(failure?.reason == "missing_oid")
-        #expect(failure.map { APIError($0).code } == .transactionInvalid)
+        #expect(failure.map(\.errorCode) == .transactionInvalid)
     }
 
     @Test("A leaf expired at the signed date is refused as certificate_expired")
@@ -168,10 +168,10 @@ struct SignedDataVerifierTests {
 
     @Test("A refusal becomes a transaction_invalid envelope with its reason")
     func envelope() {
-        let error = APIError(SignedDataRefusal.chainLength(2))
-        #expect(error.code == .transactionInvalid)
-        #expect(error.code.httpStatus == 403)
-        #expect(error.reason == "chain_length")
+        let error = SignedDataRefusal.chainLength(2)
+        #expect(error.errorCode == .transactionInvalid)
+        #expect(error.errorCode.httpStatus == 403)
+        #expect(error.errorReason == "chain_length")
         #expect(error.message.contains("exactly three"))
     }
 

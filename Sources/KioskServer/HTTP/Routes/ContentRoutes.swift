@@ -4,15 +4,13 @@ import Hummingbird
 import KioskCore
 import NIOCore
 
-/// `GET`/`HEAD /v1/content/<product_id>/<content_version>/<path>`: the grant-gated file server, with exact RFC 9110
-/// range semantics from ``RangeRequestEvaluator``, and the injected faults of ``FaultInjector`` when the operator
-/// enabled them.
+/// `GET`/`HEAD /v1/content/<product_id>/<content_version>/<path>`: the grant-gated file server. The request is
+/// decoded here and admitted by ``ContentAccess``; the answer follows RFC 9110's preconditions and range semantics
+/// (``RequestPreconditions``, ``RangeRequestEvaluator``), with the injected faults of ``FaultInjector`` when the
+/// operator enabled them.
 struct ContentRoutes {
-    let catalog: ContentCatalog
-    /// Checks grant tokens (each download's token once, then from memory).
-    let tokens: VerifiedTokenCache
-    /// Refunded and revoked transactions, whose live tokens no longer open content.
-    let revocations: RevocationList
+    /// Admits a request: the token's claims and the file they open.
+    let access: ContentAccess
     let metrics: ServerMetrics
     let evaluator: RangeRequestEvaluator
     let chunkSize: Int
@@ -33,13 +31,6 @@ struct ContentRoutes {
         }
     }
 
-    /// The product, version and file a content path names, decoded and checked.
-    struct ContentPath: Equatable {
-        var productID: String
-        var version: String
-        var filePath: String
-    }
-
     /// Splits and percent-decodes a raw request path. Any traversal (`..`, `.`, empty segments, an encoded `/` or
     /// NUL) or an identifier outside the safe alphabet is refused.
     static func parse(rawPath: String) -> ContentPath? {
@@ -48,7 +39,8 @@ struct ContentRoutes {
         guard rawSegments.count >= 3 else { return nil }
         var segments: [String] = []
         for raw in rawSegments {
-            guard let decoded = raw.utf8.contains(UInt8(ascii: "%")) ? String(raw).removingPercentEncoding : String(raw),
+            guard
+                let decoded = raw.utf8.contains(UInt8(ascii: "%")) ? String(raw).removingPercentEncoding : String(raw),
                 !decoded.isEmpty, !decoded.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 })
             else { return nil }
             segments.append(decoded)
@@ -73,33 +65,11 @@ struct ContentRoutes {
 
     func serve(_ request: Request, isHead: Bool, context: KioskRequestContext) async throws -> Response {
         let requestedFaults = try faults?.requestedSpec(in: request)
-        guard let token = Self.token(from: request), !token.isEmpty else {
-            throw APIError(
-                .tokenMissing, "This content needs a download token: send Authorization: Bearer <token> from a grant.",
-                headers: ["WWW-Authenticate": "Bearer"])
-        }
-        let claims = try tokens.verify(token, now: now()).get()
-        // The transaction that paid for the token was cancelled, or its whole purchase was (a refunded period of a
-        // subscription closes only that period's tokens).
-        if revocations.refuses(transactionID: claims.transactionID, originalTransactionID: claims.originalTransactionID)
-        {
-            metrics.recordRevokedTokenRefusal()
-            throw APIError(
-                .transactionRevoked,
-                "The purchase this download token was issued for was refunded or revoked, so it no longer opens content."
-            )
-        }
+        let claims = try access.claims(for: Self.token(from: request))
         guard let path = Self.parse(rawPath: request.uri.path) else {
             throw APIError.badRequest("The content path is not valid.")
         }
-        if let scopeError = GrantSigner.checkScope(claims, productID: path.productID, contentVersion: path.version) {
-            throw scopeError
-        }
-        var file = try resolve(path, in: catalog.snapshot)
-        if FileIdentity(atPath: file.absolutePath) != file.identity {
-            // The file changed on disk since the catalog was built: reload and answer from the new manifest.
-            file = try resolve(path, in: await catalog.reload())
-        }
+        let file = try await access.file(at: path, for: claims)
         let responseFaults = faults.flatMap { injector in
             injector.faults(
                 requested: requestedFaults,
@@ -108,21 +78,6 @@ struct ContentRoutes {
         }
         if let status = try await responseFaults?.beforeResponse() { return status }
         return try respond(to: request, file: file, isHead: isHead, channel: context.channel, faults: responseFaults)
-    }
-
-    private func resolve(_ path: ContentPath, in snapshot: CatalogSnapshot) throws -> ManifestFile {
-        guard let product = snapshot.products[path.productID] else {
-            throw APIError.notFound("There is no product '\(path.productID)'.")
-        }
-        guard product.info.contentVersion == path.version else {
-            throw APIError(
-                .versionGone,
-                "Version \(path.version) of '\(path.productID)' is no longer served; ask for a new grant.")
-        }
-        guard let file = product.file(atPath: path.filePath) else {
-            throw APIError.notFound("'\(path.productID)' has no file '\(path.filePath)'.")
-        }
-        return file
     }
 
     private func respond(
@@ -158,7 +113,8 @@ struct ContentRoutes {
         let contentType = MediaTypes.forPath(file.path)
         let range = faults.map { $0.range(request.headers[.range], isHead: isHead) } ?? request.headers[.range]
         let decision = evaluator.evaluate(
-            method: isHead, range: range, ifRange: request.headers[.ifRange], representation: representation)
+            method: isHead, range: range, ifRange: request.headers[.ifRange], representation: representation,
+            now: currentTime)
         let fileBody = FileBody(
             file: file, chunkSize: chunkSize, sendTimeout: sendTimeout, metrics: metrics, channel: channel)
         switch decision {
@@ -168,9 +124,11 @@ struct ContentRoutes {
                 headers[.contentLength] = String(file.length)
                 return Response(status: .ok, headers: headers)
             }
-            let segments: [FileBody.Segment] = file.length > 0 ? [.file(ByteRange(first: 0, last: file.length - 1))] : []
+            let segments: [FileBody.Segment] =
+                file.length > 0 ? [.file(ByteRange(first: 0, last: file.length - 1))] : []
             return Response(
-                status: .ok, headers: headers, body: fileBody.body(
+                status: .ok, headers: headers,
+                body: fileBody.body(
                     segments: segments, contentLength: file.length,
                     faults: faults?.bodyWriter(length: file.length, channel: channel)))
         case .single(let range):

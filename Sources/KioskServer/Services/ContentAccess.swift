@@ -1,0 +1,66 @@
+import Foundation
+import KioskCore
+
+/// Admits content requests, with no HTTP: checks the download token (signature, expiry, revocation, scope) and
+/// finds the file it opens in the current catalog, reloading the catalog when the file changed on disk. The HTTP
+/// layer then answers the preconditions and ranges and streams the body.
+struct ContentAccess: Sendable {
+    let catalog: ContentCatalog
+    /// Checks grant tokens (each download's token once, then from memory).
+    let tokens: VerifiedTokenCache
+    /// Refunded and revoked transactions, whose live tokens no longer open content.
+    let revocations: RevocationList
+    let metrics: ServerMetrics
+    let now: @Sendable () -> Date
+
+    /// The claims of a live token whose purchase still stands.
+    func claims(for token: String?) throws(ContentRefusal) -> GrantClaims {
+        guard let token, !token.isEmpty else { throw .tokenMissing }
+        let claims: GrantClaims
+        switch tokens.verify(token, now: now()) {
+        case .success(let verified): claims = verified
+        case .failure(let refusal): throw .token(refusal)
+        }
+        // The transaction that paid for the token was cancelled, or its whole purchase was (a refunded period of a
+        // subscription closes only that period's tokens).
+        if revocations.refuses(transactionID: claims.transactionID, originalTransactionID: claims.originalTransactionID)
+        {
+            metrics.recordRevokedTokenRefusal()
+            throw .revoked
+        }
+        return claims
+    }
+
+    /// The file at `path`, if `claims` open its product version and the catalog serves it.
+    func file(at path: ContentPath, for claims: GrantClaims) async throws(ContentRefusal) -> ManifestFile {
+        if let refusal = GrantSigner.checkScope(claims, productID: path.productID, contentVersion: path.version) {
+            throw .token(refusal)
+        }
+        let file = try Self.resolve(path, in: catalog.snapshot)
+        guard FileIdentity(atPath: file.absolutePath) == file.identity else {
+            // The file changed on disk since the catalog was built: reload and answer from the new manifest.
+            return try Self.resolve(path, in: await catalog.reload())
+        }
+        return file
+    }
+
+    private static func resolve(_ path: ContentPath, in snapshot: CatalogSnapshot) throws(ContentRefusal)
+        -> ManifestFile
+    {
+        guard let product = snapshot.products[path.productID] else { throw .unknownProduct(path.productID) }
+        guard product.info.contentVersion == path.version else {
+            throw .versionGone(productID: path.productID, version: path.version)
+        }
+        guard let file = product.file(atPath: path.filePath) else {
+            throw .unknownFile(productID: path.productID, path: path.filePath)
+        }
+        return file
+    }
+}
+
+/// The product, version and file a content request names, decoded and checked (see ``ContentRoutes/parse(rawPath:)``).
+struct ContentPath: Equatable {
+    var productID: String
+    var version: String
+    var filePath: String
+}

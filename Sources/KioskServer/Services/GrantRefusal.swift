@@ -1,0 +1,46 @@
+import KioskCore
+
+/// Why ``GrantService`` issues no grant for a request (besides a proof the store or the signature check refused,
+/// which throws the store's own refusal).
+public enum GrantRefusal: Error, Sendable, Hashable {
+    /// The product ID is not one (`bad_request`).
+    case invalidProductID(String)
+    /// The request names no installation, so the installation cap could not be applied (`bad_request`).
+    case installationIDMissing
+    /// The installation ID is not 1 to 128 safe characters (`bad_request`).
+    case invalidInstallationID
+    /// The catalog has no such product (`not_found`).
+    case unknownProduct(String)
+    /// The proof does not entitle to the product (`not_entitled`, or `receipt_invalid` for another app's proof).
+    case notEntitled(EntitlementRefusal)
+    /// The purchase already serves `installations` installations, the most allowed (`installation_limit`).
+    case installationLimit(installations: Int)
+}
+
+extension GrantRefusal: APIResponseError {
+    /// The envelope code; an entitlement refusal keeps its own.
+    public var errorCode: APIErrorCode {
+        switch self {
+        case .invalidProductID, .installationIDMissing, .invalidInstallationID: .badRequest
+        case .unknownProduct: .notFound
+        case .notEntitled(let refusal): refusal.errorCode
+        case .installationLimit: .installationLimit
+        }
+    }
+
+    /// What is wrong, and for the installation cap what the user can do.
+    public var message: String {
+        switch self {
+        case .invalidProductID(let id): "'\(id.prefix(64))' is not a valid product ID."
+        case .installationIDMissing:
+            "A grant request needs an installation_id: a stable ID of the app installation asking (KioskKit sends "
+                + "one)."
+        case .invalidInstallationID: "An installation ID is 1 to 128 letters, digits, '.', '_' or '-'."
+        case .unknownProduct(let id): "There is no product '\(id)'."
+        case .notEntitled(let refusal): refusal.message
+        case .installationLimit(let count):
+            "This purchase is already used on \(count) installations, the most allowed. "
+                + "Remove it from another device or contact support."
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import KioskCore
+import Logging
+
+/// Issues grants and answers restores, with no HTTP: verifies a proof of purchase (recording its transactions in
+/// the ledger), applies the entitlement policy, admits the installation under the cap, and signs a grant for the
+/// product's current version.
+///
+/// Refusals are thrown as domain errors that render themselves (``APIResponseError``): ``GrantRefusal``, and the
+/// store's ``ReceiptVerificationError`` or ``SignedDataRefusal`` for a proof that does not verify.
+struct GrantService: Sendable {
+    let catalog: ContentCatalog
+    let proofs: ProofVerifier
+    let policy: EntitlementPolicy
+    let ledger: any Ledger
+    let signer: GrantSigner
+    let metrics: ServerMetrics
+    /// How long a grant's token opens content.
+    let grantLifetime: Duration
+    /// The most installations one purchase serves grants to.
+    let maxInstallations: Int
+    let now: @Sendable () -> Date
+
+    /// A grant for `request.productID`, counted in the metrics as issued or refused with its code.
+    func grant(_ request: GrantRequest, logger: Logger) async throws -> Grant {
+        do {
+            let grant = try await issue(request, logger: logger)
+            metrics.recordGrant(refusal: nil)
+            return grant
+        } catch let refusal as any APIResponseError {
+            recordRefusal(refusal)
+            throw refusal
+        }
+    }
+
+    /// Counts a grant request refused before it reached the service (a body that does not decode).
+    func recordRefusal(_ refusal: any APIResponseError) {
+        metrics.recordGrant(refusal: refusal.errorCode.rawValue)
+    }
+
+    /// What `proof` entitles to now, for restore. An issue a subscription unlocked is kept for good: it has no end.
+    func entitlements(for proof: PurchaseProof, logger: Logger) async throws -> EntitlementsResponse {
+        let receipt = try await proofs.verify(proof, logger: logger)
+        let active = policy.activeEntitlements(
+            receipt: receipt, products: catalog.snapshot.entitlements, now: now())
+        let entitlements = active.map { entitled in
+            let transaction = entitled.transaction
+            return Entitlement(
+                productID: entitled.productID, transactionID: transaction.transactionID,
+                originalTransactionID: transaction.originalTransactionID, purchaseDate: transaction.purchaseDate,
+                expiresDate: entitled.productID == transaction.productID ? transaction.expiresDate : nil,
+                quantity: transaction.quantity)
+        }
+        return EntitlementsResponse(environment: receipt.environment.rawValue, entitlements: entitlements)
+    }
+
+    private func issue(_ request: GrantRequest, logger: Logger) async throws -> Grant {
+        guard Identifiers.isValidProductID(request.productID) else {
+            throw GrantRefusal.invalidProductID(request.productID)
+        }
+        // Required, so that leaving it out cannot get past the installation cap.
+        guard let installationID = request.installationID else { throw GrantRefusal.installationIDMissing }
+        guard Self.isValidInstallationID(installationID) else { throw GrantRefusal.invalidInstallationID }
+        let snapshot = catalog.snapshot
+        guard let product = snapshot.products[request.productID] else {
+            throw GrantRefusal.unknownProduct(request.productID)
+        }
+        let receipt = try await proofs.verify(request.proof, logger: logger)
+        let transaction: StoreTransaction
+        switch policy.evaluate(
+            productID: product.info.productID, products: snapshot.entitlements, receipt: receipt, now: now())
+        {
+        case .success(let found): transaction = found
+        case .failure(let refusal): throw GrantRefusal.notEntitled(refusal)
+        }
+        try await admit(installationID, for: transaction, logger: logger)
+        let expiresAt = now().addingTimeInterval(grantLifetime.timeInterval)
+        let token = signer.sign(
+            GrantClaims(
+                productID: product.info.productID, contentVersion: product.info.contentVersion,
+                transactionID: transaction.transactionID, expiresAt: Int64(expiresAt.timeIntervalSince1970),
+                originalTransactionID: transaction.originalTransactionID))
+        let grant = Grant(
+            productID: product.info.productID, contentVersion: product.info.contentVersion,
+            totalLength: product.contentLength, expiresAt: expiresAt, token: token,
+            files: product.files.map { file in
+                GrantFile(
+                    path: file.path, length: file.length, sha256: file.sha256,
+                    url: Self.contentURL(
+                        product: product.info.productID, version: product.info.contentVersion, path: file.path))
+            })
+        logger.info(
+            "grant issued",
+            metadata: [
+                "product": "\(grant.productID)", "version": "\(grant.contentVersion)",
+                "environment": "\(receipt.environment.rawValue)",
+            ])
+        return grant
+    }
+
+    /// Registers the installation for the purchase paying for the grant, or refuses it beyond the cap.
+    private func admit(_ installationID: String, for transaction: StoreTransaction, logger: Logger) async throws {
+        let admission = try await ledger.admitInstallation(
+            installationID, originalTransactionID: transaction.originalTransactionID, limit: maxInstallations,
+            at: now())
+        guard case .refused(let count) = admission else { return }
+        metrics.recordInstallationRefusal()
+        logger.notice("installation limit reached", metadata: ["installations": "\(count)"])
+        throw GrantRefusal.installationLimit(installations: count)
+    }
+
+    /// 1 to 128 ASCII letters, digits, `.`, `_` or `-` (a UUID fits).
+    static func isValidInstallationID(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 128
+            && text.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
+            }
+    }
+
+    /// `/v1/content/<product>/<version>/<path>` with each path segment percent-encoded.
+    static func contentURL(product: String, version: String, path: String) -> String {
+        let encoded = path.split(separator: "/").map {
+            String($0).addingPercentEncoding(
+                withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? String($0)
+        }
+        return "/v1/content/\(product)/\(version)/" + encoded.joined(separator: "/")
+    }
+}

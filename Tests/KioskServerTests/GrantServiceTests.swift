@@ -1,0 +1,145 @@
+import Foundation
+import KioskCore
+import Logging
+import Testing
+
+@testable import KioskServer
+
+/// The grant service over the sandbox store's receipts, an in-memory ledger and the test clock: no HTTP.
+struct GrantServiceHarness {
+    let sandbox: SandboxTestHarness
+    let service: GrantService
+    let ledger: SQLLedger
+
+    static let installation = "install-1"
+    static let logger = Logger(label: "test")
+
+    static func with(maxInstallations: Int = 5, _ body: (GrantServiceHarness) async throws -> Void) async throws {
+        try await SandboxTestHarness.with { sandbox in
+            let ledger = try await SQLLedger(database: sandbox.connection.sql())
+            let now = sandbox.clock.closure
+            let receipts = ReceiptVerifier(
+                transport: SandboxStoreTransport(store: sandbox.store),
+                productionURL: SandboxStoreTransport.productionURL,
+                sandboxURL: SandboxStoreTransport.sandboxURL, now: now, sleep: { _ in })
+            let signedData = SignedDataVerifier(
+                trustedRoots: [], bundleID: SandboxTestHarness.bundleID, environments: ["Sandbox"])
+            let service = GrantService(
+                catalog: sandbox.catalog,
+                proofs: ProofVerifier(
+                    receipts: receipts, signedData: signedData, ledger: ledger, revocations: RevocationList(), now: now),
+                policy: EntitlementPolicy(bundleID: SandboxTestHarness.bundleID), ledger: ledger,
+                signer: GrantTestFixtures.signer, metrics: ServerMetrics(), grantLifetime: .seconds(600),
+                maxInstallations: maxInstallations, now: now)
+            try await body(GrantServiceHarness(sandbox: sandbox, service: service, ledger: ledger))
+        }
+    }
+
+    func grant(
+        _ productID: String, receipt: String, installation: String? = GrantServiceHarness.installation
+    ) async throws -> Grant {
+        try await service.grant(
+            GrantRequest(proof: .receipt(receipt), productID: productID, installationID: installation),
+            logger: Self.logger)
+    }
+}
+
+@Suite("Grant service")
+struct GrantServiceTests {
+    typealias H = GrantServiceHarness
+    typealias S = SandboxTestHarness
+
+    /// The refusal `body` throws, as the API would render it.
+    private func refusal(_ body: () async throws -> some Any) async -> (any APIResponseError)? {
+        do {
+            _ = try await body()
+            return nil
+        } catch {
+            return error as? any APIResponseError
+        }
+    }
+
+    @Test func aBoughtProductGetsASignedGrantForItsCurrentVersion() async throws {
+        try await H.with { h in
+            let bought = try await h.sandbox.buy(S.issue)
+            let grant = try await h.grant(S.issue, receipt: bought.receiptData)
+            #expect(grant.productID == S.issue)
+            #expect(grant.contentVersion == "1.0")
+            #expect(grant.expiresAt == h.sandbox.clock.now.addingTimeInterval(600))
+            #expect(grant.files.map(\.url) == ["/v1/content/\(S.issue)/1.0/Contents/issue.pdf"])
+            let claims = try GrantTestFixtures.signer.verify(grant.token, now: h.sandbox.clock.now).get()
+            #expect(claims.transactionID == bought.transactionID)
+            #expect(claims.originalTransactionID == bought.originalTransactionID)
+            #expect(try await h.ledger.transaction(id: bought.transactionID) != nil)
+        }
+    }
+
+    @Test func badRequestsAreRefusedBeforeTheStoreIsAsked() async throws {
+        try await H.with { h in
+            let receipt = try await h.sandbox.buy(S.issue).receiptData
+            let invalid = await refusal { try await h.grant("not a product", receipt: receipt) }
+            #expect(invalid as? GrantRefusal == .invalidProductID("not a product"))
+            let anonymous = await refusal { try await h.grant(S.issue, receipt: receipt, installation: nil) }
+            #expect(anonymous as? GrantRefusal == .installationIDMissing)
+            #expect(anonymous?.status == .badRequest)
+            let badInstallation = await refusal { try await h.grant(S.issue, receipt: receipt, installation: "a b") }
+            #expect(badInstallation as? GrantRefusal == .invalidInstallationID)
+            let unknown = await refusal { try await h.grant("com.example.nothing", receipt: receipt) }
+            #expect(unknown as? GrantRefusal == .unknownProduct("com.example.nothing"))
+            #expect(unknown?.errorCode == .notFound)
+        }
+    }
+
+    @Test func aProductTheReceiptDoesNotHoldIsNotEntitled() async throws {
+        try await H.with { h in
+            let receipt = try await h.sandbox.buy(S.coins).receiptData
+            let refused = await refusal { try await h.grant(S.issue, receipt: receipt) }
+            #expect(refused as? GrantRefusal == .notEntitled(.notPurchased(productID: S.issue)))
+            #expect(refused?.errorCode == .notEntitled)
+            #expect(refused?.status.code == 403)
+            #expect(refused?.message == EntitlementRefusal.notPurchased(productID: S.issue).message)
+        }
+    }
+
+    @Test func aProofTheStoreRefusesThrowsTheStoresRefusal() async throws {
+        try await H.with { h in
+            let refused = await refusal { try await h.grant(S.issue, receipt: "bm90IGEgcmVjZWlwdA==") }
+            #expect(refused is ReceiptVerificationError)
+            #expect(refused?.errorCode == .receiptMalformed)
+        }
+    }
+
+    @Test func theInstallationCapHolds() async throws {
+        try await H.with(maxInstallations: 1) { h in
+            let receipt = try await h.sandbox.buy(S.issue).receiptData
+            _ = try await h.grant(S.issue, receipt: receipt, installation: "first")
+            _ = try await h.grant(S.issue, receipt: receipt, installation: "first")
+            let refused = await refusal { try await h.grant(S.issue, receipt: receipt, installation: "second") }
+            #expect(refused as? GrantRefusal == .installationLimit(installations: 1))
+            #expect(refused?.errorCode == .installationLimit)
+        }
+    }
+
+    @Test func aSubscriptionStopsGrantingWhenTheClockPassesItsEnd() async throws {
+        try await H.with { h in
+            let receipt = try await h.sandbox.buy(S.monthly).receiptData
+            _ = try await h.grant(S.monthly, receipt: receipt)
+            h.sandbox.clock.advance(by: 32 * 86_400)
+            let refused = await refusal { try await h.grant(S.monthly, receipt: receipt) }
+            guard case .notEntitled(.expired)? = refused as? GrantRefusal else {
+                Issue.record("expected an expiry refusal, got \(String(describing: refused))")
+                return
+            }
+        }
+    }
+
+    @Test func restoreListsWhatTheProofEntitlesToNow() async throws {
+        try await H.with { h in
+            _ = try await h.sandbox.buy(S.coins)
+            let receipt = try await h.sandbox.buy(S.issue).receiptData
+            let answer = try await h.service.entitlements(for: .receipt(receipt), logger: H.logger)
+            #expect(answer.environment == "Sandbox")
+            #expect(Set(answer.entitlements.map(\.productID)) == [S.coins, S.issue])
+        }
+    }
+}
