@@ -1,4 +1,7 @@
-// KioskKit's public API speaks KioskCore's wire types (`PurchaseProof`, `Product`, `Entitlement`, `Grant`,
-// `APIErrorCode`…), so `import KioskKit` alone brings them: an app adds and imports one library.
-// KioskCore is the wire model with no dependency of its own, and no name in it clashes with KioskKit's.
+// What KioskKit's public API is made of comes with `import KioskKit`, so that an app adds and imports one library:
+// - KioskCore: the wire types the API takes and returns (`PurchaseProof`, `Product`, `Entitlement`, `Grant`,
+//   `APIErrorCode`…). It is the wire model, with no dependency of its own, and no name in it clashes with KioskKit's.
+// - Foundation: `URL`, `Data` and `Date` are in most signatures (`KioskClient(serverURL:)`), as with Apple's
+//   frameworks, which re-export it too.
+@_exported import Foundation
 @_exported import KioskCore
