@@ -10,6 +10,12 @@ let package = Package(
         .library(name: "KioskServer", targets: ["KioskServer"]),
         .executable(name: "kiosk", targets: ["kiosk"]),
     ],
+    traits: [
+        .trait(
+            name: "Server",
+            description: "The server, the kiosk command and the tests: every dependency but swift-crypto."),
+        .default(enabledTraits: ["Server"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
@@ -97,3 +103,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// KioskKit needs only swift-crypto. Every other package serves the server, the `kiosk` command and the tests, so
+// it is behind the trait "Server", on by default: an app that adds this package with `traits: []` resolves and pins
+// swift-crypto and what it needs, not the server stack (README, "Adding KioskKit").
+for target in package.targets {
+    target.dependencies = target.dependencies.map { dependency in
+        guard case .productItem(let name, let package?, let moduleAliases, nil) = dependency,
+            package != "swift-crypto"
+        else { return dependency }
+        return .productItem(
+            name: name, package: package, moduleAliases: moduleAliases, condition: .when(traits: ["Server"]))
+    }
+}

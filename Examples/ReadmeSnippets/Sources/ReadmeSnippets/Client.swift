@@ -1,0 +1,57 @@
+// The README's KioskKit snippets that import KioskKit alone, each in a function of its own, word for word
+// (check-snippets.py checks that they match the README).
+import KioskKit
+
+/// README, "Adding KioskKit": create the client.
+func createClient() async throws -> KioskClient {
+    let kiosk = try await KioskClient(serverURL: URL(string: "https://kiosk.example.com")!)
+    // cacheRoot defaults to …/Library/Caches/Kiosk (Apple) or $XDG_CACHE_HOME/kiosk, ~/.cache/kiosk (Linux).
+    return kiosk
+}
+
+/// README, "The catalog".
+func listCatalog(kiosk: KioskClient) async throws {
+    let catalog = try await kiosk.products(ids: ["com.example.kiosk.magazine.2026-11", "com.example.typo"])
+    for product in catalog.products { print(product.title, product.contentLength) }
+    print(catalog.invalidProductIDs)  // ["com.example.typo"], like SKProductsResponse.invalidProductIdentifiers
+}
+
+/// README, "Restore", with the app receipt.
+func restoreWithReceipt(kiosk: KioskClient, receipt: String) async throws -> KioskClient.RestoreResult {
+    let result = try await kiosk.restore(receipt: receipt)
+    // result.entitlements: what the receipt entitles now
+    // result.enqueued:     downloads started for entitled content not on disk
+    // result.alreadyInstalled: products already in place
+    return result
+}
+
+/// The app's list of downloads, whose rows the README's event loop updates.
+protocol DownloadList {
+    /// The row that shows a product's download.
+    func row(for productID: String) -> any DownloadRow
+}
+
+extension DownloadList {
+    /// README, "Watching downloads".
+    func watchDownloads(kiosk: KioskClient) async {
+        for await event in kiosk.events {
+            switch event {
+            case .stateChanged(let download), .progress(let download):
+                row(for: download.productID).update(
+                    fraction: download.progress.fraction,
+                    speed: download.progress.bytesPerSecond,  // smoothed (EWMA), bytes/s
+                    timeLeft: download.progress.timeRemaining)  // nil while unknown
+            case .installed(let content):
+                print("ready:", content.productID, content.version, content.directory.path)
+            case .removed(let productID, _):
+                print("gone (removed or purged by the system):", productID)
+            }
+        }
+    }
+}
+
+/// A row of the app's download list: what the README's event loop updates.
+protocol DownloadRow {
+    /// Shows a download's progress.
+    func update(fraction: Double, speed: Double, timeLeft: Duration?)
+}
