@@ -3,7 +3,8 @@ import Foundation
 
 /// The SHA-256 of every content file, remembered in the data directory by path and ``FileIdentity`` (size,
 /// modification time, device, inode and status-change time), so that a restart or a reload hashes only the files
-/// that changed, including files replaced with the same size and modification time.
+/// that changed, including files replaced with the same size and modification time. In memory only, it also keeps
+/// each `Info.json` as parsed, by path and identity, so that a reload parses only the ones that changed.
 struct HashCache: Sendable {
     struct Key: Hashable, Sendable {
         var path: String
@@ -20,9 +21,26 @@ struct HashCache: Sendable {
 
     private var entries: [Key: String]
     private(set) var isDirty = false
+    /// Parsed `Info.json` files by path, with the identity they had when parsed.
+    private var infos: [String: (identity: FileIdentity, parsed: Result<ProductInfo, ContentProblem>)] = [:]
 
     /// An empty cache.
     init() { entries = [:] }
+
+    /// The parsed `Info.json` at `path` (`folder` names the product folder in problems), parsed again only when its
+    /// identity changed; nil when it is missing or unreadable.
+    mutating func productInfo(atPath path: String, folder: String) -> Result<ProductInfo, ContentProblem>? {
+        guard let identity = FileIdentity(atPath: path) else {
+            infos[path] = nil
+            return nil
+        }
+        if let known = infos[path], known.identity == identity { return known.parsed }
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let parsed = ProductInfo.parse(data, folder: folder)
+        // A file changed while it was read is parsed again next time.
+        if FileIdentity(atPath: path) == identity { infos[path] = (identity, parsed) }
+        return parsed
+    }
 
     /// Loads the cache file; a missing or unreadable file gives an empty cache (it is only a cache).
     init(contentsOf url: URL) {
@@ -47,9 +65,17 @@ struct HashCache: Sendable {
 
     /// Keeps only the entries in `live`, so deleted files do not accumulate.
     mutating func retain(only live: Set<Key>) {
+        // Every live key was looked up, so it has an entry: equal counts mean nothing else is left.
+        guard entries.count > live.count else { return }
         let before = entries.count
         entries = entries.filter { live.contains($0.key) }
         if entries.count != before { isDirty = true }
+    }
+
+    /// Forgets the parsed `Info.json` files whose path is not in `live` (product folders that are gone).
+    mutating func retainInfos(only live: Set<String>) {
+        guard infos.keys.contains(where: { !live.contains($0) }) else { return }
+        infos = infos.filter { live.contains($0.key) }
     }
 
     /// Writes the cache atomically, readable by the owner only (it lives in the data folder).
