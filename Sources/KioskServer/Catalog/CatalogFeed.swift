@@ -13,27 +13,27 @@ struct CatalogFeed {
     let history: CatalogHistory
 
     /// The answer for a `since` tag (the header form, the bare opaque tag, weak or gzip form alike) or a cursor of a
-    /// previous page.
-    func answer(since: String, cursor: CatalogCursor?, limit: Int) -> CatalogRepresentation {
+    /// previous page (`cursorText` as sent, which names the answer in the snapshot's cache). Every unknown tag gets
+    /// the same full pages, so unknown tags cannot fill the cache with copies of the catalog.
+    func answer(since: String, cursor: CatalogCursor?, cursorText: String?, limit: Int) -> CatalogRepresentation {
         let since = Self.catalogTag(since)
         var position = cursor ?? CatalogCursor(after: nil)
         if cursor == nil {
-            position.since = since
             position.base = catalog.tag
-            position.full = history.changes(since: since) == nil
+            if history.tags.contains(since) { position.since = since } else { position.full = true }
+        } else if position.full != true, !history.tags.contains(since) {
+            // The walk's tag was forgotten between two pages: start again with the whole catalog.
+            position = CatalogCursor(after: nil)
+            (position.base, position.full) = (catalog.tag, true)
         }
-        let cacheKey = "f\u{0}\(limit)\u{0}\(since)\u{0}" + position.encoded
-        return catalog.answers.representation(for: cacheKey) {
-            if position.full == true {
-                return fullPage(after: position, limit: limit)
+        if position.full == true {
+            let key = position.key == nil ? "" : (cursorText ?? "")
+            return catalog.answers.representation(for: "F\u{0}\(limit)\u{0}" + key) {
+                fullPage(after: position, limit: limit)
             }
-            guard let changes = history.changes(since: position.since ?? since) else {
-                // The walk's tag was forgotten between two pages: start again with the whole catalog.
-                var restart = CatalogCursor(after: nil)
-                (restart.since, restart.base, restart.full) = (since, catalog.tag, true)
-                return fullPage(after: restart, limit: limit)
-            }
-            return changesPage(changes, after: position, limit: limit)
+        }
+        return catalog.answers.representation(for: "c\u{0}\(limit)\u{0}\(since)\u{0}" + (cursorText ?? "")) {
+            changesPage(history.changes(since: since) ?? ([], [], []), after: position, limit: limit)
         }
     }
 
@@ -51,8 +51,9 @@ struct CatalogFeed {
         let end = min(start + limit, catalog.count)
         var next: CatalogCursor?
         if end < catalog.count {
-            next = CatalogCursor(after: catalog.key(at: end - 1))
-            (next?.since, next?.base, next?.full) = (position.since, position.base, true)
+            var cursor = CatalogCursor(after: catalog.key(at: end - 1))
+            (cursor.base, cursor.full) = (position.base, true)
+            next = cursor
         }
         return Self.assemble(
             kind: "full", base: position.base ?? catalog.tag, added: [], changed: [],
@@ -93,7 +94,10 @@ struct CatalogFeed {
                 next?.removed = removed.last ?? after
             }
         }
-        if next != nil { (next?.since, next?.base, next?.full) = (position.since, position.base, false) }
+        if var cursor = next {
+            (cursor.since, cursor.base, cursor.full) = (position.since, position.base, false)
+            next = cursor
+        }
         return Self.assemble(
             kind: "changes", base: position.base ?? catalog.tag, added: added, changed: changed, products: [],
             removed: removed, next: next)

@@ -148,8 +148,9 @@ public struct EncodedCatalog: Sendable {
 
     /// A page of the catalog: at most `limit` products after `cursor`, and the cursor of the next page unless this
     /// is the last one. The shape of ``CatalogResponse`` with `next_cursor`.
-    func page(after cursor: CatalogCursor, limit: Int) -> CatalogRepresentation {
-        answers.representation(for: "p\u{0}\(limit)\u{0}" + cursor.encoded) {
+    /// `cursorText` is the cursor as sent, which names the answer in the snapshot's cache.
+    func page(after cursor: CatalogCursor, cursorText: String?, limit: Int) -> CatalogRepresentation {
+        answers.representation(for: "p\u{0}\(limit)\u{0}" + (cursorText ?? "")) {
             let start = firstIndex(after: cursor.key)
             let end = min(start + limit, keys.count)
             let next = end < keys.count ? CatalogCursor(after: keys[end - 1]).encoded : nil

@@ -39,12 +39,16 @@ struct CatalogRoutes {
         }
         if let since {
             let (snapshot, history) = catalog.snapshotAndHistory
-            if let cursor, cursor.base == nil || cursor.since != CatalogFeed.catalogTag(since) {
+            guard since.utf8.count <= 256 else { throw APIError.badRequest("'since' is not a catalog ETag.") }
+            if let cursor, cursor.base == nil || (cursor.full != true && cursor.since != CatalogFeed.catalogTag(since))
+            {
                 throw APIError.badRequest("This cursor belongs to another walk: send the 'since' it was given with.")
             }
             let feed = CatalogFeed(catalog: snapshot.encoded, history: history)
             return Self.respond(
-                with: feed.answer(since: since, cursor: cursor, limit: limit ?? Self.maximumPageSize), to: request,
+                with: feed.answer(
+                    since: since, cursor: cursor, cursorText: query.get("cursor"),
+                    limit: limit ?? Self.maximumPageSize), to: request,
                 isHead: isHead)
         }
         let encoded = catalog.snapshot.encoded
@@ -55,7 +59,9 @@ struct CatalogRoutes {
             throw APIError.badRequest("This cursor belongs to the change feed: send it with its 'since'.")
         }
         return Self.respond(
-            with: encoded.page(after: cursor ?? CatalogCursor(after: nil), limit: limit ?? Self.maximumPageSize),
+            with: encoded.page(
+                after: cursor ?? CatalogCursor(after: nil), cursorText: query.get("cursor"),
+                limit: limit ?? Self.maximumPageSize),
             to: request, isHead: isHead)
     }
 
