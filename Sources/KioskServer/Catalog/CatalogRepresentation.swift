@@ -110,15 +110,18 @@ public struct EncodedCatalog: Sendable {
     /// The answer for `ids` (unknown IDs listed as invalid, each ID once, in request order): the same bytes as
     /// encoding the ``CatalogResponse``.
     func answer(ids: [String]) -> CatalogRepresentation {
-        answers.representation(for: "i\u{0}" + ids.joined(separator: ",")) {
-            var seen = Set<String>()
-            var fragments: [Data] = []
-            var invalid: [String] = []
-            for id in ids where seen.insert(id).inserted {
-                if let json = productJSON[id] { fragments.append(json) } else { invalid.append(id) }
-            }
-            return Self.assemble(fragments, invalid: invalid)
+        answers.representation(for: "i\u{0}" + ids.joined(separator: ",")) { selectionJSON(ids: ids) }
+    }
+
+    /// The JSON of the answer for `ids`.
+    func selectionJSON(ids: [String]) -> Data {
+        var seen = Set<String>()
+        var fragments: [Data] = []
+        var invalid: [String] = []
+        for id in ids where seen.insert(id).inserted {
+            if let json = productJSON[id] { fragments.append(json) } else { invalid.append(id) }
         }
+        return Self.assemble(fragments, invalid: invalid)
     }
 
     /// `GET /v1/products/{id}`: the product's JSON object, nil for an unknown ID.
@@ -179,10 +182,11 @@ final class AnswerCache: Sendable {
     static let capacity = 32
     private let state = NIOLockedValueBox<(answers: [String: CatalogRepresentation], order: [String])>(([:], []))
 
-    /// The cached answer for `key`, or the one `build` makes (built outside the lock, then kept).
-    func representation(for key: String, build: () -> Data) -> CatalogRepresentation {
+    /// The cached answer for `key`, or the one `build` makes (built outside the lock, then kept; nothing is kept
+    /// when it throws).
+    func representation(for key: String, build: () throws -> Data) rethrows -> CatalogRepresentation {
         if let known = state.withLockedValue({ $0.answers[key] }) { return known }
-        let built = CatalogRepresentation(json: build())
+        let built = CatalogRepresentation(json: try build())
         state.withLockedValue { state in
             guard state.answers.updateValue(built, forKey: key) == nil else { return }
             state.order.append(key)

@@ -69,16 +69,20 @@ struct CatalogRoutes {
     /// sent.
     static let maximumPageSize = 500
 
-    /// `?ids=a,b,c`.
+    /// `?ids=a,b,c`. The answer is kept by the query as sent, so a repeated request (every app asking for the same
+    /// IDs) is neither parsed nor checked again: only valid queries are kept.
     private func selection(_ raw: String) throws -> CatalogRepresentation {
-        let ids = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard ids.count <= Self.maximumIDs else {
-            throw APIError.badRequest("Ask for at most \(Self.maximumIDs) product IDs at once.")
+        let encoded = catalog.snapshot.encoded
+        return try encoded.answers.representation(for: "q\u{0}" + raw) {
+            let ids = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard ids.count <= Self.maximumIDs else {
+                throw APIError.badRequest("Ask for at most \(Self.maximumIDs) product IDs at once.")
+            }
+            if let bad = ids.first(where: { !Identifiers.isValidProductID($0) }) {
+                throw APIError.badRequest("'\(bad.prefix(64))' is not a valid product ID.")
+            }
+            return encoded.selectionJSON(ids: ids)
         }
-        if let bad = ids.first(where: { !Identifiers.isValidProductID($0) }) {
-            throw APIError.badRequest("'\(bad.prefix(64))' is not a valid product ID.")
-        }
-        return catalog.snapshot.encoded.answer(ids: ids)
     }
 
     private static func limit(_ raw: String) throws -> Int {
