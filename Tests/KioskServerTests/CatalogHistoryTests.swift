@@ -77,3 +77,25 @@ struct CatalogHistoryTests {
         #expect([undated, older, dated].sorted() == [dated, older, undated])
     }
 }
+
+/// Reloads keep the history the feed answers from, and an unchanged reload reuses the encoded catalog.
+@Suite("Catalog reloads and history")
+struct CatalogReloadHistoryTests {
+    @Test func anUnchangedReloadReusesTheSnapshotAndAChangeAdvancesTheHistory() async throws {
+        let content = try ServerTestDirectory("catalog")
+        try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
+        let catalog = await ContentCatalog(
+            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+        let first = catalog.snapshotAndHistory
+        await catalog.reload()
+        let again = catalog.snapshotAndHistory
+        #expect(again.snapshot.encoded.answers === first.snapshot.encoded.answers, "not encoded again")
+        #expect(again.history.tags == [first.snapshot.encoded.tag])
+
+        try content.writeProduct(id: "com.b")
+        await catalog.reloadIfChanged()
+        let changed = catalog.snapshotAndHistory
+        #expect(changed.history.tags == [first.snapshot.encoded.tag, changed.snapshot.encoded.tag])
+        #expect(changed.history.changes(since: first.snapshot.encoded.tag)?.added == ["com.b"])
+    }
+}
