@@ -138,7 +138,7 @@ measure() { # size content-folder
     log "  startup: ${R[$size,startup_cold]} s hashing every file, ${R[$size,startup_warm]} s with the hash cache"
 
     R[$size,reload_unchanged]="$(sighup_reload)"
-    local first; first="$(find "$folder" -mindepth 1 -maxdepth 1 -type d | sort | head -1)"
+    local first; first="$(find "$folder" -mindepth 1 -maxdepth 1 -type d -print -quit)"
     sed -i 's/"title": "/"title": "Changed: /' "$first/Info.json"
     R[$size,reload_changed]="$(sighup_reload)"
     log "  reload: ${R[$size,reload_unchanged]} s unchanged, ${R[$size,reload_changed]} s with one Info.json changed"
