@@ -17,7 +17,7 @@ public final class ContentCatalog: Sendable {
 
     /// Loads `contentDirectory` (hashing new files, reusing the hash cache kept in `dataDirectory`).
     public init(contentDirectory: URL, dataDirectory: URL?, logger: Logger) async {
-        let cacheURL = dataDirectory?.appendingPathComponent("hash-cache.json")
+        let cacheURL = dataDirectory?.appendingPathComponent("hash-cache.txt")
         self.logger = logger
         self.reloader = Reloader(
             loader: CatalogLoader(contentDirectory: contentDirectory, hashCacheURL: cacheURL),
