@@ -23,13 +23,12 @@ enum CatalogTestFixtures {
 
     /// Writes a hash cache file holding one entry per file, each with `digest`.
     static func writeCache(to url: URL, files: [ManifestFile], digest: String) throws {
-        let entries = try files.map {
-            [
-                "path": $0.absolutePath, "sha256": digest,
-                "identity": try JSONSerialization.jsonObject(with: JSONEncoder().encode($0.identity)),
-            ] as [String: Any]
+        let lines = files.map {
+            let id = $0.identity
+            return "\(digest) \(id.size) \(id.modifiedNanoseconds) \(id.changedNanoseconds) \(id.inode) \(id.device) "
+                + $0.absolutePath
         }
-        try JSONSerialization.data(withJSONObject: entries).write(to: url)
+        try Data(([HashCache.header] + lines).joined(separator: "\n").utf8).write(to: url)
     }
 
     /// A file's modification time, to the nanosecond.
@@ -288,7 +287,7 @@ struct CatalogLoaderTests {
         var cache = HashCache()
         let first = F.load(content, cache: &cache)
         #expect(cache.isDirty, "the first load hashes every file")
-        let cacheURL = data.url("hash-cache.json")
+        let cacheURL = data.url("hash-cache.txt")
         try cache.save(to: cacheURL)
         #expect(!cache.isDirty)
 
@@ -308,7 +307,7 @@ struct CatalogLoaderTests {
         let data = try ServerTestDirectory("data")
         try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
         let files = try #require(F.load(content).products["com.a"]?.files)
-        let cacheURL = data.url("hash-cache.json")
+        let cacheURL = data.url("hash-cache.txt")
         try F.writeCache(to: cacheURL, files: files, digest: F.poisonedDigest)
 
         var cache = HashCache(contentsOf: cacheURL)
@@ -322,7 +321,7 @@ struct CatalogLoaderTests {
         let data = try ServerTestDirectory("data")
         try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
         let files = try #require(F.load(content).products["com.a"]?.files)
-        let cacheURL = data.url("hash-cache.json")
+        let cacheURL = data.url("hash-cache.txt")
         try F.writeCache(to: cacheURL, files: files, digest: F.poisonedDigest)
         let modified = files[0].modifiedNanoseconds
 
@@ -344,7 +343,7 @@ struct CatalogLoaderTests {
         try content.setModified("com.a/Contents/a.pdf", to: Date(timeIntervalSince1970: 1_700_000_000))
         let files = try #require(F.load(content).products["com.a"]?.files)
         #expect(files[0].modifiedNanoseconds == 1_700_000_000_000_000_000)
-        let cacheURL = data.url("hash-cache.json")
+        let cacheURL = data.url("hash-cache.txt")
         try F.writeCache(to: cacheURL, files: files, digest: F.poisonedDigest)
 
         // Same size, different bytes, new time: as an editor saving in place would.
@@ -364,7 +363,7 @@ struct CatalogLoaderTests {
         let data = try ServerTestDirectory("data")
         try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
         let original = try F.modificationTime(content.url("com.a/Contents/a.pdf"))
-        let cacheURL = data.url("hash-cache.json")
+        let cacheURL = data.url("hash-cache.txt")
         var cache = HashCache()
         let before = try #require(F.load(content, cache: &cache).products["com.a"]?.files.first)
         try cache.save(to: cacheURL)
@@ -412,15 +411,15 @@ struct CatalogLoaderTests {
             id: "com.a", files: ["Contents/keep.pdf": Data("k".utf8), "Contents/drop.pdf": Data("d".utf8)])
         var cache = HashCache()
         _ = F.load(content, cache: &cache)
-        let cacheURL = data.url("hash-cache.json")
+        let cacheURL = data.url("hash-cache.txt")
         try cache.save(to: cacheURL)
 
         try FileManager.default.removeItem(at: content.url("com.a/Contents/drop.pdf"))
         _ = F.load(content, cache: &cache)
         #expect(cache.isDirty, "the dropped entry changes the cache")
         try cache.save(to: cacheURL)
-        let saved = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: cacheURL)) as? [[String: Any]])
-        let paths = saved.compactMap { $0["path"] as? String }
+        let saved = String(decoding: try Data(contentsOf: cacheURL), as: UTF8.self).split(separator: "\n").dropFirst()
+        let paths = saved.compactMap { $0.split(separator: " ", maxSplits: 6).last.map(String.init) }
         #expect(paths.count == 1)
         #expect(paths.first?.hasSuffix("/Contents/keep.pdf") == true)
     }
@@ -430,8 +429,8 @@ struct CatalogLoaderTests {
         let content = try ServerTestDirectory("catalog")
         let data = try ServerTestDirectory("data")
         try content.writeProduct(id: "com.a", files: ["Contents/abc": Data("abc".utf8)])
-        try data.write("hash-cache.json", contents)
-        var cache = HashCache(contentsOf: data.url("hash-cache.json"))
+        try data.write("hash-cache.txt", contents)
+        var cache = HashCache(contentsOf: data.url("hash-cache.txt"))
         #expect(!cache.isDirty)
         let snapshot = F.load(content, cache: &cache)
         #expect(snapshot.products["com.a"]?.files.first?.sha256 == F.abcDigest)
@@ -538,7 +537,7 @@ struct CatalogLoaderTests {
         let swaps = { log.count(of: "catalog loaded") }
         #expect(swaps() == 1)
         #expect(catalog.snapshot.products["com.a"]?.files.first?.sha256 == F.abcDigest)
-        #expect(FileManager.default.fileExists(atPath: data.url("hash-cache.json").path))
+        #expect(FileManager.default.fileExists(atPath: data.url("hash-cache.txt").path))
 
         await catalog.reloadIfChanged()
         #expect(swaps() == 1, "nothing changed, nothing swapped")
@@ -577,7 +576,7 @@ struct CatalogLoaderTests {
         let first = await ContentCatalog(
             contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
         let files = try #require(first.snapshot.products["com.a"]?.files)
-        try F.writeCache(to: data.url("hash-cache.json"), files: files, digest: F.poisonedDigest)
+        try F.writeCache(to: data.url("hash-cache.txt"), files: files, digest: F.poisonedDigest)
 
         let second = await ContentCatalog(
             contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)

@@ -49,15 +49,20 @@ public struct CatalogResponse: Codable, Sendable, Hashable {
     public var products: [Product]
     /// Requested identifiers the server does not know (empty when no `ids` filter was sent).
     public var invalidProductIDs: [String]
+    /// A paged answer (`limit` or `cursor` sent): the cursor of the next page; nil on the last page and without
+    /// paging.
+    public var nextCursor: String?
 
     /// Creates a catalog answer.
-    public init(products: [Product], invalidProductIDs: [String] = []) {
+    public init(products: [Product], invalidProductIDs: [String] = [], nextCursor: String? = nil) {
         self.products = products
         self.invalidProductIDs = invalidProductIDs
+        self.nextCursor = nextCursor
     }
 
     enum CodingKeys: String, CodingKey {
         case products
         case invalidProductIDs = "invalid_product_ids"
+        case nextCursor = "next_cursor"
     }
 }

@@ -41,19 +41,24 @@ struct CatalogLoader {
     /// Loads the folder. Bad product folders are reported as problems and skipped, never fatal; a missing content
     /// folder gives an empty catalog with one problem.
     func load(cache: inout HashCache) -> CatalogSnapshot {
-        let fileManager = FileManager.default
+        let (products, problems) = scan(cache: &cache)
+        return CatalogSnapshot(products: products, problems: problems)
+    }
+
+    /// Reads the folder into products and problems, without building a snapshot (encoding the catalog), so that a
+    /// reload that finds nothing changed stops here.
+    func scan(cache: inout HashCache) -> (products: [CatalogProduct], problems: [ContentProblem]) {
         let root = contentDirectory.standardizedFileURL
-        guard let folders = try? fileManager.contentsOfDirectory(atPath: root.path) else {
-            return CatalogSnapshot(
-                products: [],
-                problems: [ContentProblem(folder: root.path, field: nil, message: "the content folder cannot be read")])
+        guard let folders = Self.directoryEntries(atPath: root.path) else {
+            return ([], [ContentProblem(folder: root.path, field: nil, message: "the content folder cannot be read")])
         }
         var products: [CatalogProduct] = []
         var problems: [ContentProblem] = []
         var liveKeys = Set<HashCache.Key>()
+        var liveInfos = Set<String>()
         for folder in folders.sorted() where !folder.hasPrefix(".") {
             let folderURL = root.appendingPathComponent(folder, isDirectory: true)
-            switch Self.fileKind(atPath: folderURL.path) {
+            switch Self.fileKind(atPath: folderURL.path)?.kind {
             case .directory: break
             case .symbolicLink:
                 problems.append(
@@ -61,25 +66,22 @@ struct CatalogLoader {
                 continue
             default: continue
             }
-            let infoURL = folderURL.appendingPathComponent("Info.json")
-            guard let data = fileManager.contents(atPath: infoURL.path) else {
+            let infoPath = folderURL.path + "/Info.json"
+            liveInfos.insert(infoPath)
+            guard let parsed = cache.productInfo(atPath: infoPath, folder: folder) else {
                 problems.append(
                     ContentProblem(folder: folder, field: nil, message: "Info.json is missing or unreadable"))
                 continue
             }
-            switch ProductInfo.parse(data, folder: folder) {
+            switch parsed {
             case .failure(let problem):
                 problems.append(problem)
             case .success(let info):
                 var files: [ManifestFile] = []
                 var failed = false
-                for (relative, absolute) in Self.contentFiles(in: folderURL, problems: &problems, folder: folder) {
-                    guard let identity = FileIdentity(atPath: absolute) else {
-                        problems.append(
-                            ContentProblem(folder: folder, field: nil, message: "\(relative) vanished while loading"))
-                        failed = true
-                        break
-                    }
+                for (relative, absolute, identity) in Self.contentFiles(
+                    in: folderURL, problems: &problems, folder: folder)
+                {
                     let key = HashCache.Key(path: absolute, identity: identity)
                     do {
                         let digest = try cache.sha256(for: key)
@@ -98,17 +100,19 @@ struct CatalogLoader {
             }
         }
         cache.retain(only: liveKeys)
+        cache.retainInfos(only: liveInfos)
         problems += Self.unlockProblems(products)
-        return CatalogSnapshot(products: products, problems: problems)
+        return (products, problems)
     }
 
-    /// The regular files below `<product>/Contents`, as (`Contents/…` path, absolute path), in path order. Hidden
-    /// files are skipped silently; symbolic links and unsafe names are reported and skipped.
+    /// The regular files below `<product>/Contents`, as (`Contents/…` path, absolute path, identity), in path
+    /// order. Hidden files are skipped silently; symbolic links and unsafe names are reported and skipped. Each file
+    /// is looked at with one `lstat`, whose result is its identity.
     private static func contentFiles(
         in productFolder: URL, problems: inout [ContentProblem], folder: String
-    ) -> [(String, String)] {
+    ) -> [(String, String, FileIdentity)] {
         let contents = productFolder.appendingPathComponent("Contents", isDirectory: true)
-        switch fileKind(atPath: contents.path) {
+        switch fileKind(atPath: contents.path)?.kind {
         case .directory: break
         case .symbolicLink:
             problems.append(
@@ -116,19 +120,20 @@ struct CatalogLoader {
             return []
         default: return []
         }
-        var result: [(String, String)] = []
+        var result: [(String, String, FileIdentity)] = []
         var pending = [("Contents", contents.path)]
         while let (relative, absolute) = pending.popLast() {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: absolute) else { continue }
+            guard let names = directoryEntries(atPath: absolute) else { continue }
             for name in names where !name.hasPrefix(".") {
                 let childRelative = relative + "/" + name
                 let childAbsolute = absolute + "/" + name
-                switch fileKind(atPath: childAbsolute) {
+                let found = fileKind(atPath: childAbsolute)
+                switch found?.kind {
                 case .directory:
                     pending.append((childRelative, childAbsolute))
                 case .regular:
-                    if Identifiers.isValidFilePath(childRelative) {
-                        result.append((childRelative, childAbsolute))
+                    if let identity = found?.identity, Identifiers.isValidFilePath(childRelative) {
+                        result.append((childRelative, childAbsolute, identity))
                     } else {
                         problems.append(
                             ContentProblem(
@@ -150,14 +155,32 @@ struct CatalogLoader {
 
     enum FileKind { case regular, directory, symbolicLink, other }
 
-    static func fileKind(atPath path: String) -> FileKind? {
+    /// What is at `path` (links not followed), with its identity; nil when nothing is.
+    static func fileKind(atPath path: String) -> (kind: FileKind, identity: FileIdentity)? {
         var info = CStat()
         guard lstat(path, &info) == 0 else { return nil }
+        let kind: FileKind
         switch info.st_mode & S_IFMT {
-        case S_IFREG: return .regular
-        case S_IFDIR: return .directory
-        case S_IFLNK: return .symbolicLink
-        default: return .other
+        case S_IFREG: kind = .regular
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symbolicLink
+        default: kind = .other
         }
+        return (kind, FileIdentity(info))
+    }
+
+    /// The names in a directory (without `.` and `..`), unsorted; nil when it cannot be read. `readdir` directly:
+    /// a reload lists every product folder, and Foundation's listing costs several times more.
+    static func directoryEntries(atPath path: String) -> [String]? {
+        guard let directory = opendir(path) else { return nil }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: &entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: Int(NAME_MAX) + 1) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 }

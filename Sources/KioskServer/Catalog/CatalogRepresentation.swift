@@ -2,6 +2,7 @@ import CompressNIO
 import Crypto
 import Foundation
 import KioskCore
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// One catalog answer as it goes on the wire: its JSON bytes, their gzip form when worth it, and a strong entity
@@ -64,18 +65,30 @@ public struct CatalogRepresentation: Sendable {
 }
 
 /// The catalog of one snapshot, encoded once when the snapshot is built: the whole catalog as a
-/// ``CatalogRepresentation``, and each product's JSON, from which `?ids=` answers and single products are assembled
-/// without encoding products again.
+/// ``CatalogRepresentation``, and each product's JSON, from which `?ids=` answers, pages, change-feed answers and
+/// single products are assembled without encoding products again. Assembled answers are kept in a small cache of
+/// this snapshot, so a burst of identical requests (apps launching after a push) pays the hash and gzip once.
 public struct EncodedCatalog: Sendable {
     /// `GET /v1/products`.
     public let all: CatalogRepresentation
+    /// The opaque tag of ``all``'s JSON: the catalog's identity, which the change feed's `since` names.
+    let tag: String
     /// Each product's JSON object, by ID.
-    private let productJSON: [String: Data]
+    let productJSON: [String: Data]
+    /// Each product's catalog position and JSON, in catalog order.
+    private let keys: [CatalogKey]
+    private let fragments: [Data]
+    /// Each product's index in ``keys``, by ID.
+    private let index: [String: Int]
+    /// Assembled answers of this snapshot.
+    let answers = AnswerCache()
 
     /// Encodes `products` (in catalog order).
     init(products: [CatalogProduct]) {
         var byID: [String: Data] = [:]
+        var index: [String: Int] = [:]
         byID.reserveCapacity(products.count)
+        index.reserveCapacity(products.count)
         let encoder = KioskJSON.makeEncoder()
         var fragments: [Data] = []
         fragments.reserveCapacity(products.count)
@@ -83,22 +96,32 @@ public struct EncodedCatalog: Sendable {
             // A product is strings, numbers and a date: encoding it cannot fail.
             let json = (try? encoder.encode(product.product)) ?? Data("{}".utf8)
             byID[product.info.productID] = json
+            index[product.info.productID] = fragments.count
             fragments.append(json)
         }
         self.productJSON = byID
+        self.index = index
+        self.keys = products.map(CatalogKey.init)
+        self.fragments = fragments
         self.all = CatalogRepresentation(json: Self.assemble(fragments, invalid: []))
+        self.tag = all.entityTag.opaqueTag
     }
 
     /// The answer for `ids` (unknown IDs listed as invalid, each ID once, in request order): the same bytes as
     /// encoding the ``CatalogResponse``.
     func answer(ids: [String]) -> CatalogRepresentation {
+        answers.representation(for: "i\u{0}" + ids.joined(separator: ",")) { selectionJSON(ids: ids) }
+    }
+
+    /// The JSON of the answer for `ids`.
+    func selectionJSON(ids: [String]) -> Data {
         var seen = Set<String>()
         var fragments: [Data] = []
         var invalid: [String] = []
         for id in ids where seen.insert(id).inserted {
             if let json = productJSON[id] { fragments.append(json) } else { invalid.append(id) }
         }
-        return CatalogRepresentation(json: Self.assemble(fragments, invalid: invalid))
+        return Self.assemble(fragments, invalid: invalid)
     }
 
     /// `GET /v1/products/{id}`: the product's JSON object, nil for an unknown ID.
@@ -106,17 +129,90 @@ public struct EncodedCatalog: Sendable {
         productJSON[id].map(CatalogRepresentation.init(json:))
     }
 
-    /// `{"invalid_product_ids":[…],"products":[…]}`, keys sorted as ``KioskJSON`` writes them.
-    private static func assemble(_ fragments: [Data], invalid: [String]) -> Data {
+    /// The index of the first product after `key` in catalog order (0 for nil).
+    func firstIndex(after key: CatalogKey?) -> Int {
+        guard let key else { return 0 }
+        var (low, high) = (0, keys.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if keys[middle] <= key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    /// The number of products.
+    var count: Int { keys.count }
+    /// The catalog position of the product at `position`.
+    func key(at position: Int) -> CatalogKey { keys[position] }
+    /// The JSON of the product at `position`.
+    func fragment(at position: Int) -> Data { fragments[position] }
+    /// The position of a product, nil when it is not in this snapshot.
+    func position(of id: String) -> Int? { index[id] }
+
+    /// A page of the catalog: at most `limit` products after `cursor`, and the cursor of the next page unless this
+    /// is the last one. The shape of ``CatalogResponse`` with `next_cursor`.
+    /// `cursorText` is the cursor as sent, which names the answer in the snapshot's cache.
+    func page(after cursor: CatalogCursor, cursorText: String?, limit: Int) -> CatalogRepresentation {
+        answers.representation(for: "p\u{0}\(limit)\u{0}" + (cursorText ?? "")) {
+            let start = firstIndex(after: cursor.key)
+            let end = min(start + limit, keys.count)
+            let next = end < keys.count ? CatalogCursor(after: keys[end - 1]).encoded : nil
+            return Self.assemble(Array(fragments[start..<end]), invalid: [], nextCursor: next)
+        }
+    }
+
+    /// `{"invalid_product_ids":[…],"next_cursor":"…","products":[…]}`, keys sorted as ``KioskJSON`` writes them;
+    /// `next_cursor` only when given.
+    private static func assemble(_ fragments: [Data], invalid: [String], nextCursor: String? = nil) -> Data {
         var body = Data("{\"invalid_product_ids\":".utf8)
         // An array of strings always encodes.
         body.append((try? KioskJSON.encode(invalid)) ?? Data("[]".utf8))
-        body.append(contentsOf: Array(",\"products\":[".utf8))
-        for (index, fragment) in fragments.enumerated() {
-            if index > 0 { body.append(UInt8(ascii: ",")) }
-            body.append(fragment)
-        }
-        body.append(contentsOf: Array("]}".utf8))
+        if let nextCursor { body.appendJSONField("next_cursor", string: nextCursor) }
+        body.append(contentsOf: Array(",\"products\":".utf8))
+        body.appendJSONArray(fragments)
+        body.append(UInt8(ascii: "}"))
         return body
+    }
+}
+
+/// The answers assembled from one snapshot (`?ids=`, pages, change-feed answers), by request: at most
+/// ``capacity`` of them, the oldest dropped first. Each answer is at most a few hundred products, so the cache stays
+/// within a few MiB.
+final class AnswerCache: Sendable {
+    static let capacity = 32
+    private let state = NIOLockedValueBox<(answers: [String: CatalogRepresentation], order: [String])>(([:], []))
+
+    /// The cached answer for `key`, or the one `build` makes (built outside the lock, then kept; nothing is kept
+    /// when it throws).
+    func representation(for key: String, build: () throws -> Data) rethrows -> CatalogRepresentation {
+        if let known = state.withLockedValue({ $0.answers[key] }) { return known }
+        let built = CatalogRepresentation(json: try build())
+        state.withLockedValue { state in
+            guard state.answers.updateValue(built, forKey: key) == nil else { return }
+            state.order.append(key)
+            if state.order.count > Self.capacity { state.answers[state.order.removeFirst()] = nil }
+        }
+        return built
+    }
+}
+
+extension Data {
+    /// Appends `,"name":"value"` (the value JSON-escaped).
+    mutating func appendJSONField(_ name: String, string value: String) {
+        append(contentsOf: Array(",\"\(name)\":".utf8))
+        // A string always encodes.
+        append((try? KioskJSON.encode(value)) ?? Data("\"\"".utf8))
+    }
+
+    /// Appends `[a,b,…]` from JSON fragments.
+    mutating func appendJSONArray(_ fragments: some Sequence<Data>) {
+        append(UInt8(ascii: "["))
+        var first = true
+        for fragment in fragments {
+            if !first { append(UInt8(ascii: ",")) }
+            first = false
+            append(fragment)
+        }
+        append(UInt8(ascii: "]"))
     }
 }

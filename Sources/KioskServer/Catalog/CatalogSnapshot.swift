@@ -61,7 +61,7 @@ public struct CatalogProduct: Sendable, Hashable {
 public struct CatalogSnapshot: Sendable {
     /// Products by ID.
     public let products: [String: CatalogProduct]
-    /// Products in catalog order: newest first, then by ID.
+    /// Products in catalog order: dated ones newest first, then undated ones; ties by ID.
     public let ordered: [CatalogProduct]
     /// Folders that were skipped or files that were left out, with the reason.
     public let problems: [ContentProblem]
@@ -73,11 +73,7 @@ public struct CatalogSnapshot: Sendable {
     /// Creates a snapshot from loaded products, encoding the catalog.
     public init(products: [CatalogProduct], problems: [ContentProblem]) {
         self.products = Dictionary(products.map { ($0.info.productID, $0) }, uniquingKeysWith: { first, _ in first })
-        self.ordered = products.sorted { lhs, rhs in
-            let left = lhs.info.publishedAt ?? .distantPast
-            let right = rhs.info.publishedAt ?? .distantPast
-            return left != right ? left > right : lhs.info.productID < rhs.info.productID
-        }
+        self.ordered = products.sorted { CatalogKey($0) < CatalogKey($1) }
         self.problems = problems
         self.encoded = EncodedCatalog(products: ordered)
         self.entitlements = EntitlementCatalog(

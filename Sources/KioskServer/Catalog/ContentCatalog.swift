@@ -11,23 +11,29 @@ import NIOPosix
 /// has a generation number, and a snapshot is swapped in only over an older one.
 public final class ContentCatalog: Sendable {
     private let logger: Logger
-    private let current: NIOLockedValueBox<(snapshot: CatalogSnapshot, generation: UInt64)>
+    private let current: NIOLockedValueBox<(snapshot: CatalogSnapshot, history: CatalogHistory, generation: UInt64)>
     /// Coalesces reloads and owns the hash cache.
     private let reloader: Reloader
 
     /// Loads `contentDirectory` (hashing new files, reusing the hash cache kept in `dataDirectory`).
     public init(contentDirectory: URL, dataDirectory: URL?, logger: Logger) async {
-        let cacheURL = dataDirectory?.appendingPathComponent("hash-cache.json")
+        let cacheURL = dataDirectory?.appendingPathComponent("hash-cache.txt")
         self.logger = logger
         self.reloader = Reloader(
             loader: CatalogLoader(contentDirectory: contentDirectory, hashCacheURL: cacheURL),
             cache: cacheURL.map(HashCache.init(contentsOf:)) ?? HashCache(), logger: logger)
-        self.current = NIOLockedValueBox((CatalogSnapshot(products: [], problems: []), 0))
+        let empty = CatalogSnapshot(products: [], problems: [])
+        self.current = NIOLockedValueBox((empty, CatalogHistory(first: empty.encoded), 0))
         await reload()
     }
 
     /// The snapshot in force now.
     public var snapshot: CatalogSnapshot { current.withLockedValue { $0.snapshot } }
+
+    /// The snapshot in force and the history of the snapshots before it, read together.
+    var snapshotAndHistory: (snapshot: CatalogSnapshot, history: CatalogHistory) {
+        current.withLockedValue { ($0.snapshot, $0.history) }
+    }
 
     /// The generation of the snapshot in force: the number of the load that built it (0 before the first).
     public var generation: UInt64 { current.withLockedValue { $0.generation } }
@@ -42,10 +48,10 @@ public final class ContentCatalog: Sendable {
     }
 
     /// Reads the content folder again and swaps in the result only when something changed (the periodic check).
+    /// An unchanged folder costs a scan (a `stat` of every file, a read of every `Info.json`): nothing is hashed and
+    /// the catalog is not encoded again.
     public func reloadIfChanged() async {
-        guard let loaded = await reloader.load() else { return }
-        let old = snapshot
-        guard loaded.snapshot.products != old.products || loaded.snapshot.problems != old.problems else { return }
+        guard let loaded = await reloader.load(), loaded.changed else { return }
         swap(in: loaded)
     }
 
@@ -53,7 +59,7 @@ public final class ContentCatalog: Sendable {
     private func swap(in loaded: Reloader.Loaded) {
         let swapped = current.withLockedValue { current in
             guard loaded.generation > current.generation else { return false }
-            current = (loaded.snapshot, loaded.generation)
+            current = (loaded.snapshot, loaded.history, loaded.generation)
             return true
         }
         guard swapped else { return }
@@ -76,6 +82,10 @@ public final class ContentCatalog: Sendable {
         /// A finished load.
         struct Loaded: Sendable {
             var snapshot: CatalogSnapshot
+            /// The snapshots before it, for the change feed.
+            var history: CatalogHistory
+            /// Whether the snapshot differs from the previous load's (false: it is that snapshot, reused).
+            var changed: Bool
             var generation: UInt64
             var duration: Duration
         }
@@ -111,12 +121,13 @@ public final class ContentCatalog: Sendable {
 
         private func start() -> Task<Void, Never> {
             let covers = tickets
-            let (loader, cache, logger) = (self.loader, self.cache, self.logger)
+            let (loader, cache, logger, previous) = (self.loader, self.cache, self.logger, self.latest)
             let task = Task {
                 let started = ContinuousClock.now
                 let result = try? await NIOThreadPool.singleton.runIfActive {
                     var cache = cache
-                    let snapshot = loader.load(cache: &cache)
+                    let (products, problems) = loader.scan(cache: &cache)
+                    let next = Self.next(after: previous, products: products, problems: problems)
                     if cache.isDirty, let url = loader.hashCacheURL {
                         do {
                             try cache.save(to: url)
@@ -124,7 +135,7 @@ public final class ContentCatalog: Sendable {
                             logger.warning("could not save the hash cache", metadata: ["error": "\(error)"])
                         }
                     }
-                    return (snapshot, cache)
+                    return (next, cache)
                 }
                 self.finish(result, covers: covers, duration: ContinuousClock.now - started)
             }
@@ -132,16 +143,37 @@ public final class ContentCatalog: Sendable {
             return task
         }
 
-        private func finish(_ result: (CatalogSnapshot, HashCache)?, covers: UInt64, duration: Duration) {
+        /// The snapshot and history after `previous` for what a scan found: `previous`'s own when nothing changed
+        /// (compared product by product, files included), otherwise a new snapshot, its history advanced.
+        private static func next(
+            after previous: Loaded?, products: [CatalogProduct], problems: [ContentProblem]
+        ) -> (snapshot: CatalogSnapshot, history: CatalogHistory, changed: Bool) {
+            if let previous, previous.snapshot.problems == problems,
+                previous.snapshot.products.count == products.count,
+                products.allSatisfy({ previous.snapshot.products[$0.info.productID] == $0 })
+            {
+                return (previous.snapshot, previous.history, false)
+            }
+            let snapshot = CatalogSnapshot(products: products, problems: problems)
+            guard let previous else { return (snapshot, CatalogHistory(first: snapshot.encoded), true) }
+            return (snapshot, previous.history.advanced(from: previous.snapshot.encoded, to: snapshot.encoded), true)
+        }
+
+        private func finish(
+            _ result: ((snapshot: CatalogSnapshot, history: CatalogHistory, changed: Bool), HashCache)?,
+            covers: UInt64, duration: Duration
+        ) {
             running = nil
             covered = covers
-            guard let (snapshot, updated) = result else {
+            guard let (next, updated) = result else {
                 latest = nil
                 return
             }
             cache = updated
             generation += 1
-            latest = Loaded(snapshot: snapshot, generation: generation, duration: duration)
+            latest = Loaded(
+                snapshot: next.snapshot, history: next.history, changed: next.changed, generation: generation,
+                duration: duration)
         }
     }
 }
