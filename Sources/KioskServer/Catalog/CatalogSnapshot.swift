@@ -95,3 +95,15 @@ public struct CatalogSnapshot: Sendable {
         return CatalogResponse(products: found, invalidProductIDs: invalid)
     }
 }
+
+extension ProductKind {
+    /// The entitlement rules' name for a catalog product type (the snapshot builds its ``EntitlementCatalog`` with it).
+    init(_ type: ProductType) {
+        switch type {
+        case .consumable: self = .consumable
+        case .nonConsumable: self = .nonConsumable
+        case .autoRenewable: self = .autoRenewable
+        case .nonRenewing: self = .nonRenewing
+        }
+    }
+}

@@ -28,15 +28,3 @@ struct PurchaseRoutes {
         }
     }
 }
-
-extension ProductKind {
-    /// The entitlement rules' name for a catalog product type.
-    init(_ type: ProductType) {
-        switch type {
-        case .consumable: self = .consumable
-        case .nonConsumable: self = .nonConsumable
-        case .autoRenewable: self = .autoRenewable
-        case .nonRenewing: self = .nonRenewing
-        }
-    }
-}
