@@ -1,14 +1,6 @@
 import Foundation
 import KioskCore
 
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 /// What KioskKit accepts from a server's grant. Every value a server controls is capped, so that a hostile or broken
 /// server cannot make the client trap, fill the disk's bookkeeping or trust a token for ever.
 public struct GrantLimits: Sendable, Hashable {
@@ -199,22 +191,8 @@ enum ServerURLPolicy {
         guard scheme == "https" || scheme == "http", let host = url.host, !host.isEmpty,
             URLComponents(url: url, resolvingAgainstBaseURL: false) != nil
         else { throw .invalidArgument("'\(url.absoluteString)' is not an http:// or https:// server URL.") }
-        if scheme == "http", !allowsInsecureHTTP, !isLoopback(host) { throw .insecureServerURL(host: host) }
-    }
-
-    /// Whether `host` names this machine: `localhost`, an IPv4 address in 127.0.0.0/8, `::1` or an IPv4-mapped
-    /// loopback address.
-    static func isLoopback(_ host: String) -> Bool {
-        var name = host.lowercased()
-        if name.hasPrefix("["), name.hasSuffix("]") { name = String(name.dropFirst().dropLast()) }
-        if name == "localhost" || name == "localhost." { return true }
-        var ipv4 = in_addr()
-        if inet_pton(AF_INET, name, &ipv4) == 1 { return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 }
-        var ipv6 = in6_addr()
-        guard inet_pton(AF_INET6, name, &ipv6) == 1 else { return false }
-        let bytes = withUnsafeBytes(of: ipv6) { Array($0) }
-        if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
-        let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
-        return mapped && bytes[12] == 127
+        if scheme == "http", !allowsInsecureHTTP, !LoopbackAddress.contains(host) {
+            throw .insecureServerURL(host: host)
+        }
     }
 }

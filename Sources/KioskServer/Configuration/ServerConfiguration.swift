@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 
 /// Which store verifies receipts.
 public enum StoreMode: String, Sendable, CaseIterable, Codable {

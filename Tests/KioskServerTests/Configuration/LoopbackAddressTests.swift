@@ -1,4 +1,5 @@
 import Foundation
+import KioskCore
 import Logging
 import Testing
 

@@ -7,13 +7,14 @@ import Foundation
 #endif
 
 /// Whether an address names this machine only: `localhost`, `127.0.0.0/8`, `::1`, or an IPv4-mapped `127.x`.
-/// Any other name, even one that resolves to loopback today, counts as public.
-enum LoopbackAddress {
+/// Any other name, even one that resolves to loopback today, counts as public. The server uses it for what it binds
+/// and who reads `/metrics`; KioskKit for which plain `http://` servers it accepts.
+public enum LoopbackAddress {
     /// Whether `host` (an address literal, brackets allowed, or `localhost`) is a loopback address.
-    static func contains(_ host: String) -> Bool {
+    public static func contains(_ host: String) -> Bool {
         var literal = host.lowercased()
         if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
-        if literal == "localhost" { return true }
+        if literal == "localhost" || literal == "localhost." { return true }
         var v4 = in_addr()
         if inet_pton(AF_INET, literal, &v4) == 1 {
             return withUnsafeBytes(of: &v4) { $0[0] } == 127
