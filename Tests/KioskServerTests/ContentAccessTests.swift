@@ -15,13 +15,14 @@ struct ContentAccessTests {
         let data: ServerTestDirectory
         let clock: ServerTestClock
         let revocations: RevocationList
+        let catalog: ContentCatalog
         let access: ContentAccess
 
         init() async throws {
             content = try ServerTestDirectory("access-content")
             data = try ServerTestDirectory("access-data")
             try content.writeProduct(id: ContentAccessTests.product, files: ["Contents/a.pdf": Data("pdf".utf8)])
-            let catalog = await ContentCatalog(
+            catalog = await ContentCatalog(
                 contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
             clock = ServerTestClock(ServerTestFixtures.november2026)
             revocations = RevocationList()
@@ -58,8 +59,8 @@ struct ContentAccessTests {
         let claims = try h.access.claims(for: h.token())
         #expect(claims.transactionID == Self.transaction)
         let file = try await h.access.file(at: h.path(), for: claims)
-        #expect(file.path == "Contents/a.pdf")
-        #expect(file.length == 3)
+        #expect(file.file.path == "Contents/a.pdf")
+        #expect(file.file.length == 3)
     }
 
     @Test func noTokenAsksForOneWithWWWAuthenticate() async throws {
@@ -117,6 +118,76 @@ struct ContentAccessTests {
         let claims = try h.access.claims(for: h.token())
         try h.content.write("\(Self.product)/Contents/a.pdf", "a longer pdf")
         let file = try await h.access.file(at: h.path(), for: claims)
-        #expect(file.length == 12)
+        #expect(file.file.length == 12)
+    }
+
+    @Test func aFileBeingWrittenAsksTheClientToRetry() {
+        let refusal = ContentRefusal.fileChanging(productID: Self.product, path: "Contents/a.pdf")
+        #expect(refusal.status.code == 500)
+        #expect(refusal.errorReason == "file_changing")
+        #expect(refusal.headers == ["Retry-After": "1"])
+        #expect(refusal.message.contains("Contents/a.pdf"))
+    }
+
+    @Test func aFileServedBeforeIsNotOpenedAgain() async throws {
+        let h = try await Harness()
+        let claims = try h.access.claims(for: h.token())
+        let first = try await h.access.file(at: h.path(), for: claims)
+        let second = try await h.access.file(at: h.path(), for: claims)
+        #expect(first === second)
+        #expect(h.catalog.openFiles.count == 1)
+        #expect(first.representationDigest == first.file.representationDigest)
+        #expect(first.contentType == "application/pdf")
+    }
+
+    @Test func aReplacedFileGetsANewDescriptorAndTheOldOneLeavesTheCache() async throws {
+        let h = try await Harness()
+        let claims = try h.access.claims(for: h.token())
+        let before = try await h.access.file(at: h.path(), for: claims)
+        // A new file renamed over the old one: another inode, the same size.
+        try h.content.write("\(Self.product)/Contents/new.tmp", "PDF")
+        #expect(
+            rename(
+                h.content.url.appendingPathComponent("\(Self.product)/Contents/new.tmp").path,
+                h.content.url.appendingPathComponent("\(Self.product)/Contents/a.pdf").path) == 0)
+        let after = try await h.access.file(at: h.path(), for: claims)
+        #expect(after !== before)
+        #expect(after.file.identity.inode != before.file.identity.inode)
+        #expect(after.file.sha256 != before.file.sha256)
+        #expect(h.catalog.openFiles.count == 1)
+        // The response still streaming the old version reads the old bytes from its descriptor.
+        let old = try before.duplicateHandle()
+        defer { try? old.close() }
+        var buffer = [UInt8](repeating: 0, count: 3)
+        let read = try old.withUnsafeFileDescriptor { pread($0, &buffer, 3, 0) }
+        #expect(read == 3 && buffer == Array("pdf".utf8))
+    }
+
+    @Test func aReloadDropsTheDescriptorsOfFilesNoLongerServed() async throws {
+        let h = try await Harness()
+        let claims = try h.access.claims(for: h.token())
+        _ = try await h.access.file(at: h.path(), for: claims)
+        #expect(h.catalog.openFiles.count == 1)
+        try FileManager.default.removeItem(at: h.content.url.appendingPathComponent(Self.product))
+        await h.catalog.reload()
+        #expect(h.catalog.openFiles.count == 0)
+    }
+
+    @Test func theCacheKeepsAtMostItsCapacity() async throws {
+        let content = try ServerTestDirectory("open-files")
+        let names = (0..<5).map { "Contents/\($0).bin" }
+        try content.writeProduct(
+            id: Self.product, files: Dictionary(uniqueKeysWithValues: names.map { ($0, Data($0.utf8)) }))
+        let catalog = await ContentCatalog(
+            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+        let cache = OpenFileCache(capacity: 2)
+        let files = try #require(catalog.snapshot.products[Self.product]?.files)
+        var opened: [OpenContentFile] = []
+        for file in files { opened.append(try #require(await cache.open(file, of: Self.product))) }
+        #expect(cache.count == 2)
+        // The two newest are the ones kept.
+        #expect(await cache.open(files[4], of: Self.product) === opened[4])
+        #expect(await cache.open(files[3], of: Self.product) === opened[3])
+        #expect(await cache.open(files[0], of: Self.product) !== opened[0])
     }
 }

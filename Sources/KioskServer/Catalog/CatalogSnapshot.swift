@@ -38,15 +38,35 @@ public struct ManifestFile: Sendable, Hashable {
 /// A product as loaded from its folder: its `Info.json` and its hashed files.
 public struct CatalogProduct: Sendable, Hashable {
     /// The parsed `Info.json`.
-    public var info: ProductInfo
+    public let info: ProductInfo
     /// The files of the current version, in path order.
-    public var files: [ManifestFile]
+    public let files: [ManifestFile]
+    /// Each file's index in ``files``, by path: a content request finds its file in constant time.
+    private let indexByPath: [String: Int]
+
+    /// A product with its files, in path order.
+    public init(info: ProductInfo, files: [ManifestFile]) {
+        self.info = info
+        self.files = files
+        self.indexByPath = Dictionary(files.enumerated().map { ($1.path, $0) }, uniquingKeysWith: { first, _ in first })
+    }
 
     /// The sum of the file sizes.
     public var contentLength: Int64 { files.reduce(0) { $0 + $1.length } }
 
     /// The file at a product-relative path.
-    public func file(atPath path: String) -> ManifestFile? { files.first { $0.path == path } }
+    public func file(atPath path: String) -> ManifestFile? { indexByPath[path].map { files[$0] } }
+
+    /// Products are equal when their `Info.json` and files are (the index follows from the files).
+    public static func == (lhs: CatalogProduct, rhs: CatalogProduct) -> Bool {
+        lhs.info == rhs.info && lhs.files == rhs.files
+    }
+
+    /// Hashes what ``==`` compares.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(info)
+        hasher.combine(files)
+    }
 
     /// The catalog entry for this product.
     public var product: Product {

@@ -4,7 +4,8 @@ import NIOConcurrencyHelpers
 import NIOPosix
 
 /// The live catalog: the current ``CatalogSnapshot``, readable from any request without waiting, and reloads that
-/// build a new snapshot off the request path and swap it in.
+/// build a new snapshot off the request path and swap it in. It also keeps the descriptors of the files recently
+/// served (``openFiles``), and drops those a new snapshot no longer describes as it swaps the snapshot in.
 ///
 /// One load runs at a time. Callers that ask while one runs share a single load queued behind it (it reads the
 /// folder after they asked), so a burst of requests for a changed file costs at most two loads. Each finished load
@@ -14,6 +15,8 @@ public final class ContentCatalog: Sendable {
     private let current: NIOLockedValueBox<(snapshot: CatalogSnapshot, history: CatalogHistory, generation: UInt64)>
     /// Coalesces reloads and owns the hash cache.
     private let reloader: Reloader
+    /// The open descriptors of the files recently served, valid for the snapshot in force.
+    let openFiles = OpenFileCache()
 
     /// Loads `contentDirectory` (hashing new files, reusing the hash cache kept in `dataDirectory`).
     public init(contentDirectory: URL, dataDirectory: URL?, logger: Logger) async {
@@ -63,6 +66,10 @@ public final class ContentCatalog: Sendable {
             return true
         }
         guard swapped else { return }
+        let snapshot = loaded.snapshot
+        openFiles.retainOnly { open in
+            snapshot.products[open.productID]?.file(atPath: open.file.path) == open.file
+        }
         for problem in loaded.snapshot.problems {
             logger.warning("content problem, skipped", metadata: ["problem": "\(problem)"])
         }

@@ -84,7 +84,7 @@ struct FaultyBodyWriter {
     /// Lets the bytes written so far reach the socket, then closes the connection: the client sees a short body.
     private func closeConnection() async {
         guard let channel else { return }
-        if let sink = await FileRegionSink(channel: channel) { try? await sink.flush() }
+        try? await FileRegionSink(channel: channel).flush()
         try? await channel.close()
     }
 }

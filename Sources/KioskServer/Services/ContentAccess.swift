@@ -1,9 +1,10 @@
 import Foundation
 import KioskCore
 
-/// Admits content requests, with no HTTP: checks the download token (signature, expiry, revocation, scope) and
-/// finds the file it opens in the current catalog, reloading the catalog when the file changed on disk. The HTTP
-/// layer then answers the preconditions and ranges and streams the body.
+/// Admits content requests, with no HTTP: checks the download token (signature, expiry, revocation, scope), finds
+/// the file it opens in the current catalog, reloading the catalog when the file changed on disk, and opens it (from
+/// the catalog's ``OpenFileCache`` when it was served before). The HTTP layer then answers the preconditions and
+/// ranges and streams the body.
 struct ContentAccess: Sendable {
     let catalog: ContentCatalog
     /// Checks grant tokens (each download's token once, then from memory).
@@ -31,17 +32,28 @@ struct ContentAccess: Sendable {
         return claims
     }
 
-    /// The file at `path`, if `claims` open its product version and the catalog serves it.
-    func file(at path: ContentPath, for claims: GrantClaims) async throws(ContentRefusal) -> ManifestFile {
+    /// The file at `path`, opened, if `claims` open its product version and the catalog serves it.
+    ///
+    /// One `lstat` of the path per request tells whether the file is still the version the catalog hashed (a
+    /// replaced file has another inode, an edited one another modification or change time); the descriptor then
+    /// comes from the cache. A changed file reloads the catalog, and the request is answered from the new manifest.
+    func file(at path: ContentPath, for claims: GrantClaims) async throws(ContentRefusal) -> OpenContentFile {
         if let refusal = GrantSigner.checkScope(claims, productID: path.productID, contentVersion: path.version) {
             throw .token(refusal)
         }
         let file = try Self.resolve(path, in: catalog.snapshot)
-        guard FileIdentity(atPath: file.absolutePath) == file.identity else {
-            // The file changed on disk since the catalog was built: reload and answer from the new manifest.
-            return try Self.resolve(path, in: await catalog.reload())
+        if FileIdentity(atPath: file.absolutePath) == file.identity,
+            let opened = await catalog.openFiles.open(file, of: path.productID)
+        {
+            return opened
         }
-        return file
+        // The file changed on disk since the catalog was built: reload and answer from the new manifest.
+        let reloaded = try Self.resolve(path, in: await catalog.reload())
+        guard let opened = await catalog.openFiles.open(reloaded, of: path.productID) else {
+            // It changed again while it was hashed: someone is writing it now.
+            throw .fileChanging(productID: path.productID, path: path.filePath)
+        }
+        return opened
     }
 
     private static func resolve(_ path: ContentPath, in snapshot: CatalogSnapshot) throws(ContentRefusal)

@@ -14,6 +14,9 @@ public enum ContentRefusal: Error, Sendable, Hashable {
     case versionGone(productID: String, version: String)
     /// The product version has no such file (`not_found`).
     case unknownFile(productID: String, path: String)
+    /// The file changes on disk while it is being opened (it is being written now): `internal_error` with reason
+    /// `file_changing` and `Retry-After: 1`.
+    case fileChanging(productID: String, path: String)
 }
 
 extension ContentRefusal: APIResponseError {
@@ -25,7 +28,13 @@ extension ContentRefusal: APIResponseError {
         case .revoked: .transactionRevoked
         case .unknownProduct, .unknownFile: .notFound
         case .versionGone: .versionGone
+        case .fileChanging: .internalError
         }
+    }
+
+    /// `file_changing` for a file being written now.
+    public var errorReason: String? {
+        if case .fileChanging = self { "file_changing" } else { nil }
     }
 
     /// What is wrong and what the client should do.
@@ -40,11 +49,17 @@ extension ContentRefusal: APIResponseError {
         case .versionGone(let id, let version):
             "Version \(version) of '\(id)' is no longer served; ask for a new grant."
         case .unknownFile(let id, let path): "'\(id)' has no file '\(path)'."
+        case .fileChanging(let id, let path):
+            "The file '\(path)' of '\(id)' is being changed on the server right now; try again in a moment."
         }
     }
 
-    /// `WWW-Authenticate: Bearer` when no token was sent.
+    /// `WWW-Authenticate: Bearer` when no token was sent, `Retry-After` for a file being changed.
     public var headers: [String: String] {
-        self == .tokenMissing ? ["WWW-Authenticate": "Bearer"] : [:]
+        switch self {
+        case .tokenMissing: ["WWW-Authenticate": "Bearer"]
+        case .fileChanging: ["Retry-After": "1"]
+        default: [:]
+        }
     }
 }

@@ -12,13 +12,19 @@ struct SendTimeout {
 
     /// Runs one write under the bound.
     func run(_ write: () async throws -> Void) async throws {
-        guard let channel else { return try await write() }
+        guard let timer = start() else { return try await write() }
+        defer { timer.cancel() }
+        try await write()
+    }
+
+    /// Starts the bound for a write issued now, to be cancelled when it completes; nil without a channel. On the
+    /// connection's event loop this costs no thread hop.
+    func start() -> Scheduled<Void>? {
+        guard let channel else { return nil }
         let metrics = self.metrics
-        let timer = channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+        return channel.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
             metrics.recordConnectionTimeout(reason: "send")
             channel.close(promise: nil)
         }
-        defer { timer.cancel() }
-        try await write()
     }
 }

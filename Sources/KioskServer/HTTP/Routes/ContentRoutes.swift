@@ -21,6 +21,7 @@ struct ContentRoutes {
     let now: @Sendable () -> Date
 
     private static let prefix = "/v1/content/"
+    private static let reprDigest = HTTPField.Name("Repr-Digest")!
 
     func register(on router: Router<KioskRequestContext>) {
         router.get("/v1/content/**") { request, context in
@@ -81,19 +82,24 @@ struct ContentRoutes {
     }
 
     private func respond(
-        to request: Request, file: ManifestFile, isHead: Bool, channel: any Channel, faults: ResponseFaults?
+        to request: Request, file opened: OpenContentFile, isHead: Bool, channel: any Channel,
+        faults: ResponseFaults?
     ) throws -> Response {
+        let file = opened.file
         let currentTime = now()
-        var representation = RepresentationMetadata(
-            length: file.length, entityTag: file.entityTag, lastModified: file.lastModified)
-        faults?.changeValidators(of: &representation, now: currentTime)
+        var representation = opened.representation
         var headers: HTTPFields = [
-            .eTag: representation.entityTag.headerValue,
-            .lastModified: HTTPDate.format(representation.lastModified),
+            .eTag: opened.entityTagHeader,
+            .lastModified: opened.lastModifiedHeader,
             .acceptRanges: "bytes",
             .cacheControl: "private",
+            Self.reprDigest: opened.representationDigest,
         ]
-        headers[HTTPField.Name("Repr-Digest")!] = file.representationDigest
+        if let faults {
+            faults.changeValidators(of: &representation, now: currentTime)
+            headers[.eTag] = representation.entityTag.headerValue
+            headers[.lastModified] = HTTPDate.format(representation.lastModified)
+        }
         // RFC 9110 §13.2.2: the preconditions, against the validators sent, before Range and If-Range.
         let preconditions = RequestPreconditions(
             ifMatch: request.headers[.ifMatch], ifNoneMatch: request.headers[.ifNoneMatch],
@@ -110,13 +116,13 @@ struct ContentRoutes {
                 "The \(field.rawValue) precondition does not hold for the current file (ETag "
                     + "\(representation.entityTag.headerValue), last modified \(headers[.lastModified] ?? "")).")
         }
-        let contentType = MediaTypes.forPath(file.path)
+        let contentType = opened.contentType
         let range = faults.map { $0.range(request.headers[.range], isHead: isHead) } ?? request.headers[.range]
         let decision = evaluator.evaluate(
             method: isHead, range: range, ifRange: request.headers[.ifRange], representation: representation,
             now: currentTime)
         let fileBody = FileBody(
-            file: file, chunkSize: chunkSize, sendTimeout: sendTimeout, metrics: metrics, channel: channel)
+            file: opened, chunkSize: chunkSize, sendTimeout: sendTimeout, metrics: metrics, channel: channel)
         switch decision {
         case .full:
             headers[.contentType] = contentType

@@ -1,0 +1,159 @@
+import Foundation
+import KioskCore
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+#if canImport(Darwin)
+    import Darwin
+#else
+    import Glibc
+#endif
+
+/// A content file opened for serving, with the response headers that depend only on it, computed once.
+///
+/// Shared by every response that streams it; the descriptor closes when the last of them and the cache have let go
+/// of it.
+final class OpenContentFile: Sendable {
+    /// The product the file belongs to.
+    let productID: String
+    /// The manifest entry the descriptor was opened for (its identity was checked against the open file).
+    let file: ManifestFile
+    /// The open descriptor, read-only, owned by this object.
+    private let descriptor: CInt
+    /// Its length and validators, as the precondition and range evaluation take them.
+    let representation: RepresentationMetadata
+    /// `ETag`.
+    let entityTagHeader: String
+    /// `Last-Modified`.
+    let lastModifiedHeader: String
+    /// `Repr-Digest`.
+    let representationDigest: String
+    /// `Content-Type`, from the file name.
+    let contentType: String
+
+    fileprivate init(productID: String, file: ManifestFile, descriptor: CInt) {
+        self.productID = productID
+        self.file = file
+        self.descriptor = descriptor
+        self.representation = RepresentationMetadata(
+            length: file.length, entityTag: file.entityTag, lastModified: file.lastModified)
+        self.entityTagHeader = representation.entityTag.headerValue
+        self.lastModifiedHeader = HTTPDate.format(file.lastModified)
+        self.representationDigest = file.representationDigest
+        self.contentType = MediaTypes.forPath(file.path)
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// A handle of its own for one response, to be closed by it: NIO lets one handle be used by one write at a
+    /// time, and responses on other event loops write concurrently. The copy (`dup(2)`) reads the same open file;
+    /// `sendfile(2)` reads at explicit offsets, so the responses never disturb one another.
+    func duplicateHandle() throws -> NIOFileHandle {
+        let copy = dup(descriptor)
+        guard copy >= 0 else { throw IOError(errnoCode: errno, reason: "dup") }
+        return NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: copy)
+    }
+
+    /// Opens `file` without following links and checks that the open file is the one the manifest describes.
+    /// Blocking: call it on a thread that may block.
+    ///
+    /// - Returns: nil when the file is gone, is not a regular file, or is not the version that was hashed.
+    fileprivate static func opening(_ file: ManifestFile, of productID: String) -> OpenContentFile? {
+        let descriptor = open(file.absolutePath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return nil }
+        guard FileIdentity(descriptor: descriptor) == file.identity else {
+            close(descriptor)
+            return nil
+        }
+        return OpenContentFile(productID: productID, file: file, descriptor: descriptor)
+    }
+}
+
+/// The open descriptors of recently served content files, so that a request for a file served before costs no
+/// `open`, `fstat` or `close`, and no hop to the thread pool (nginx's `open_file_cache`).
+///
+/// Entries are keyed by path and valid only for the file identity they were opened at; the catalog drops every
+/// entry its new snapshot no longer describes when it swaps one in (``retainOnly(_:)``), so a replaced or deleted
+/// file's descriptor does not outlive the responses still streaming it. At most ``capacity`` descriptors are kept;
+/// past that the oldest entry is dropped first.
+final class OpenFileCache: Sendable {
+    /// How many descriptors are kept at most.
+    let capacity: Int
+    private let state: NIOLockedValueBox<State>
+
+    private struct State {
+        var entries: [String: OpenContentFile] = [:]
+        /// Insertion order, as a ring of `capacity` slots; `next` is the oldest when the ring is full.
+        var ring: [String] = []
+        var next = 0
+        /// Bumped by every ``retainOnly(_:)``: an open started before it does not insert its result.
+        var epoch: UInt64 = 0
+    }
+
+    /// A cache of at most `capacity` descriptors (at least one).
+    init(capacity: Int = OpenFileCache.defaultCapacity) {
+        self.capacity = max(1, capacity)
+        self.state = NIOLockedValueBox(State())
+    }
+
+    /// A quarter of the process's descriptor limit, between 16 and 4,096: connections need the rest.
+    static var defaultCapacity: Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 256 }
+        return Int(min(max(limit.rlim_cur / 4, 16), 4096))
+    }
+
+    /// How many descriptors the cache holds now.
+    var count: Int { state.withLockedValue { $0.entries.count } }
+
+    /// The open file for `file` of product `productID`: from the cache when it holds that version, otherwise opened
+    /// on the thread pool.
+    ///
+    /// - Returns: nil when the file on disk is no longer the version `file` describes (or is gone).
+    func open(_ file: ManifestFile, of productID: String) async -> OpenContentFile? {
+        let (cached, epoch) = state.withLockedValue { state in
+            (state.entries[file.absolutePath].flatMap { $0.file == file ? $0 : nil }, state.epoch)
+        }
+        if let cached { return cached }
+        guard
+            let opened = try? await NIOThreadPool.singleton.runIfActive({ OpenContentFile.opening(file, of: productID) }
+            )
+        else {
+            return nil
+        }
+        state.withLockedValue { state in
+            guard state.epoch == epoch else { return }
+            insert(opened, into: &state)
+        }
+        return opened
+    }
+
+    /// Drops every entry that `isCurrent` rejects: the catalog calls this with its new snapshot.
+    func retainOnly(_ isCurrent: (OpenContentFile) -> Bool) {
+        // The dropped entries are returned, so their descriptors close outside the lock.
+        _ = state.withLockedValue { state -> [OpenContentFile] in
+            state.epoch &+= 1
+            let stale = state.entries.values.filter { !isCurrent($0) }
+            guard !stale.isEmpty else { return [] }
+            for entry in stale { state.entries[entry.file.absolutePath] = nil }
+            state.ring = state.ring.filter { state.entries[$0] != nil }
+            state.next = 0
+            return stale
+        }
+    }
+
+    private func insert(_ opened: OpenContentFile, into state: inout State) {
+        let key = opened.file.absolutePath
+        if state.entries.updateValue(opened, forKey: key) != nil { return }  // a newer version under the same path
+        if state.ring.count < capacity {
+            state.ring.append(key)
+            return
+        }
+        state.entries[state.ring[state.next]] = nil
+        state.ring[state.next] = key
+        state.next = (state.next + 1) % capacity
+    }
+}
