@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 
 /// One file of a product version, hashed: what a grant lists and what the content route serves.
 public struct ManifestFile: Sendable, Hashable {
