@@ -7,9 +7,10 @@
 #   --update-corpus     merge the inputs that found new coverage back into Fuzz/Corpus/<target>
 #
 # Targets are compiled with swiftc -sanitize=fuzzer,address, not through SwiftPM (whose test and server targets pull in
-# Hummingbird and NIO): KioskCore and KioskStore, which import nothing but Foundation, are each built from all their
-# sources as a module, and each target links the ones it imports. Build output and the working corpus live in
-# .build-fuzz/ (git-ignored), so the seed corpus in the repository is only changed with --update-corpus.
+# Hummingbird and NIO): KioskCore and KioskStore, which import nothing but Foundation (and KioskStore KioskCore), are
+# each built from all their sources as a module, and each target links the ones it imports. Build output and the
+# working corpus live in .build-fuzz/ (git-ignored), so the seed corpus in the repository is only changed with
+# --update-corpus.
 # Prints one summary line per target and exits 1 if any target crashed, naming the input that crashed it.
 set -euo pipefail
 
