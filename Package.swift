@@ -36,10 +36,11 @@ let package = Package(
     ],
     targets: [
         .target(name: "KioskCore"),
+        .target(name: "KioskStore", dependencies: ["KioskCore"]),
         .target(
             name: "KioskServer",
             dependencies: [
-                "KioskCore",
+                "KioskCore", "KioskStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "SQLKit", package: "sql-kit"),
@@ -80,7 +81,7 @@ let package = Package(
         .testTarget(
             name: "KioskServerTests",
             dependencies: [
-                "KioskServer", "KioskCore",
+                "KioskServer", "KioskStore", "KioskCore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -6,9 +6,11 @@
 #   target              range, info-json or verify-receipt (default: all three)
 #   --update-corpus     merge the inputs that found new coverage back into Fuzz/Corpus/<target>
 #
-# Targets are compiled with swiftc -sanitize=fuzzer,address straight from the source files they need (not through
-# SwiftPM, whose KioskServer target pulls in Hummingbird and NIO). Build output and the working corpus live in
-# .build-fuzz/ (git-ignored), so the seed corpus in the repository is only changed with --update-corpus.
+# Targets are compiled with swiftc -sanitize=fuzzer,address, not through SwiftPM (whose test and server targets pull in
+# Hummingbird and NIO): KioskCore and KioskStore, which import nothing but Foundation (and KioskStore KioskCore), are
+# each built from all their sources as a module, and each target links the ones it imports. Build output and the
+# working corpus live in .build-fuzz/ (git-ignored), so the seed corpus in the repository is only changed with
+# --update-corpus.
 # Prints one summary line per target and exits 1 if any target crashed, naming the input that crashed it.
 set -euo pipefail
 
@@ -27,39 +29,35 @@ for arg in "$@"; do
 done
 [[ ${#targets[@]} -gt 0 ]] || targets=(range info-json verify-receipt)
 
-# The server files each target compiles, besides its Fuzz/Targets file. Keep these lists minimal: every file must
-# import nothing but Foundation (and KioskCore, which is built as its own module), and other work changes these
-# folders. KioskCore is linked into every target.
-#   info-json: the Info.json loader and its error type.
-info_json_sources=(Sources/KioskServer/Catalog/ProductInfo.swift)
-#   verify-receipt: the Apple wire types (AppleVerifyReceiptResponse and what it nests), their lenient decoding
-#   helpers, and VerifiedReceipt.swift (StoreEnvironment, plus the normalization the verifier applies next).
-verify_receipt_sources=(
-    Sources/KioskServer/Verification/AppleWireCoding.swift
-    Sources/KioskServer/Verification/AppleReceipt.swift
-    Sources/KioskServer/Verification/AppleTransaction.swift
-    Sources/KioskServer/Verification/AppleVerifyReceipt.swift
-    Sources/KioskServer/Verification/VerifiedReceipt.swift
-)
-
-swift_flags=(-swift-version 6 -parse-as-library -O -sanitize=fuzzer,address)
+# KioskStore has `package` declarations, which need a package name (SwiftPM passes its own).
+swift_flags=(-swift-version 6 -parse-as-library -O -sanitize=fuzzer,address -package-name Kiosk)
 # Swift's crash backtracer would stop libFuzzer from reporting and saving a crashing input promptly.
 export SWIFT_BACKTRACE=enable=no
 
 mkdir -p "$build"
-echo "== building KioskCore" >&2
-(cd "$build" && swiftc "${swift_flags[@]}" -wmo -emit-module -emit-library -static -module-name KioskCore \
-    $(find "$root/Sources/KioskCore" -name '*.swift' | sort) 2>&1 | grep -v "Cannot export local symbol" >&2 || true)
-[[ -f "$build/libKioskCore.a" ]] || { echo "KioskCore did not build" >&2; exit 2; }
 
-# build <target> <Fuzz/Targets file> [server sources...]
+# build_module <module>: every Swift file under Sources/<module>, as a static library and module in .build-fuzz/.
+build_module() {
+    local name=$1
+    echo "== building $name" >&2
+    rm -f "$build/lib$name.a"
+    (cd "$build" && swiftc "${swift_flags[@]}" -wmo -emit-module -emit-library -static -module-name "$name" \
+        -I "$build" $(find "$root/Sources/$name" -name '*.swift' | sort) 2>&1 \
+        | grep -v "Cannot export local symbol" >&2 || true)
+    [[ -f "$build/lib$name.a" ]] || { echo "$name did not build" >&2; exit 2; }
+}
+build_module KioskCore
+build_module KioskStore
+
+# build_target <target> <Fuzz/Targets file> [module...]: links the modules named, then KioskCore, which they use (a
+# static library must come after the ones that need it).
 build_target() {
     local name=$1 file=$2
     shift 2
     echo "== building $name" >&2
     rm -f "$build/$name-fuzzer"
-    swiftc "${swift_flags[@]}" -I "$build" -L "$build" -lKioskCore -module-name "Fuzz_${name//-/_}" \
-        "$@" "$file" -o "$build/$name-fuzzer" 2>&1 | grep -v "Cannot export local symbol" >&2 || true
+    swiftc "${swift_flags[@]}" -I "$build" -L "$build" "${@/#/-l}" -lKioskCore -module-name "Fuzz_${name//-/_}" \
+        "$file" -o "$build/$name-fuzzer" 2>&1 | grep -v "Cannot export local symbol" >&2 || true
     [[ -x "$build/$name-fuzzer" ]] || { echo "$name did not build" >&2; exit 2; }
 }
 
@@ -68,8 +66,8 @@ crashed=false
 for target in "${targets[@]}"; do
     case "$target" in
         range) build_target range Fuzz/Targets/RangeFuzzer.swift ;;
-        info-json) build_target info-json Fuzz/Targets/InfoJSONFuzzer.swift "${info_json_sources[@]}" ;;
-        verify-receipt) build_target verify-receipt Fuzz/Targets/VerifyReceiptFuzzer.swift "${verify_receipt_sources[@]}" ;;
+        info-json) build_target info-json Fuzz/Targets/InfoJSONFuzzer.swift KioskStore ;;
+        verify-receipt) build_target verify-receipt Fuzz/Targets/VerifyReceiptFuzzer.swift KioskStore ;;
         *) echo "unknown target $target (range, info-json, verify-receipt)" >&2; exit 2 ;;
     esac
 

@@ -1,10 +1,11 @@
-// libFuzzer target for the Info.json loader (`ProductInfo.parse`), compiled together with
-// Sources/KioskServer/Catalog/ProductInfo.swift by scripts/fuzz.sh; see README "Fuzzing".
+// libFuzzer target for the Info.json loader (`ProductInfo.parse`, in KioskStore), built by scripts/fuzz.sh; see
+// README "Fuzzing".
 //
 // Input: the raw bytes of an Info.json file. Each input is parsed twice: in a folder named after its own
 // `product_id` (so that valid documents get past the folder check) and in a fixed folder.
 import Foundation
 import KioskCore
+import KioskStore
 
 /// The folder name used for the second parse of each input.
 private let fixedFolder = "com.example.kiosk.levels.pack1"

@@ -1,10 +1,11 @@
-// libFuzzer target for the verifyReceipt answer decoder, compiled together with the Apple wire types from
-// Sources/KioskServer/Verification by scripts/fuzz.sh; see README "Fuzzing".
+// libFuzzer target for the verifyReceipt answer decoder (the Apple wire types in KioskStore), built by
+// scripts/fuzz.sh; see README "Fuzzing".
 //
 // Input: the raw body of a store answer. It goes through the same call as `ReceiptVerifier` uses
 // (`JSONDecoder().decode(AppleVerifyReceiptResponse.self, from:)`), then through `VerifiedReceipt`, which is
 // what the entitlement policy and the ledger consume, and through the encoder the sandbox store answers with.
 import Foundation
+import KioskStore
 
 /// The widest instant the ledger can store: it keeps dates as `Int64` milliseconds since 1970.
 private let ledgerSecondsLimit = Double(Int64.max) / 1000

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import KioskCore
+import KioskStore
 import Logging
 import NIOCore
 import ServiceLifecycle

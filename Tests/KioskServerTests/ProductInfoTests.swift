@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 import Testing
 
 @testable import KioskServer

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import KioskCore
+import KioskStore
 import Testing
 
 @testable import KioskServer

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskCore
+import KioskStore
 import SQLKit
 import SQLiteKit
 import Testing

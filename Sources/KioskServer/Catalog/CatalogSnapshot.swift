@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 
 /// One file of a product version, hashed: what a grant lists and what the content route serves.
 public struct ManifestFile: Sendable, Hashable {
@@ -98,8 +99,7 @@ public struct CatalogSnapshot: Sendable {
         self.encoded = EncodedCatalog(products: ordered)
         self.entitlements = EntitlementCatalog(
             self.products.mapValues {
-                EntitlementProduct(
-                    kind: ProductKind($0.info.type), publishedAt: $0.info.publishedAt, unlocks: $0.info.unlocks)
+                EntitlementProduct(type: $0.info.type, publishedAt: $0.info.publishedAt, unlocks: $0.info.unlocks)
             })
     }
 
@@ -113,17 +113,5 @@ public struct CatalogSnapshot: Sendable {
             if let product = products[id] { found.append(product.product) } else { invalid.append(id) }
         }
         return CatalogResponse(products: found, invalidProductIDs: invalid)
-    }
-}
-
-extension ProductKind {
-    /// The entitlement rules' name for a catalog product type (the snapshot builds its ``EntitlementCatalog`` with it).
-    init(_ type: ProductType) {
-        switch type {
-        case .consumable: self = .consumable
-        case .nonConsumable: self = .nonConsumable
-        case .autoRenewable: self = .autoRenewable
-        case .nonRenewing: self = .nonRenewing
-        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KioskStore
 import Logging
 import NIOConcurrencyHelpers
 import NIOPosix

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskCore
+import KioskStore
 
 /// The SHA-256 of every content file, remembered in the data directory by path and ``FileIdentity`` (size,
 /// modification time, device, inode and status-change time), so that a restart or a reload hashes only the files

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 
 /// Which store verifies receipts.
 public enum StoreMode: String, Sendable, CaseIterable, Codable {

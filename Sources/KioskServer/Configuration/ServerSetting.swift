@@ -1,4 +1,5 @@
 import Foundation
+import KioskStore
 
 /// One setting of `kiosk serve`: its command-line option, its environment variable, how its text is read and
 /// checked, and how its default is shown. The default itself is the property's initial value in

@@ -1,4 +1,5 @@
 import Foundation
+import KioskStore
 import SQLKit
 
 /// The ``Ledger`` on any SQLKit database (SQLite by default). Dates are stored as milliseconds since 1970.
@@ -343,12 +344,4 @@ public struct SQLLedger: Ledger {
                 revocationScope: cancellation_date_ms == nil ? nil : revocation_scope.flatMap(RevocationScope.init))
         }
     }
-}
-
-extension Date {
-    /// Whole milliseconds since 1970, as the store and the ledger count time.
-    var millisecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
-
-    /// A date from milliseconds since 1970.
-    init(milliseconds: Int64) { self.init(timeIntervalSince1970: TimeInterval(milliseconds) / 1000) }
 }

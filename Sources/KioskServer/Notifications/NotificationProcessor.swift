@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 import Logging
 
 /// Applies App Store Server Notifications V2 to the ledger.

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskCore
+import KioskStore
 import SQLKit
 
 /// The built-in store of the embedded default: it sells the catalog's products to named sandbox users, issues signed

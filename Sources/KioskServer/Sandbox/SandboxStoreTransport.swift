@@ -1,4 +1,5 @@
 import Foundation
+import KioskStore
 
 /// The verifier's ``StoreTransport`` to the sandbox store, in process: the same `verifyReceipt` request and response
 /// bytes as over HTTP, without a loopback connection. Its two endpoints mirror Apple's production and sandbox URLs.

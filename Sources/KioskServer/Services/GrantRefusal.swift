@@ -1,4 +1,5 @@
 import KioskCore
+import KioskStore
 
 /// Why ``GrantService`` issues no grant for a request (besides a proof the store or the signature check refused,
 /// which throws the store's own refusal).

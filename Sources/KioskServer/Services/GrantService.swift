@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 import Logging
 
 /// Issues grants and answers restores, with no HTTP: verifies a proof of purchase (recording its transactions in

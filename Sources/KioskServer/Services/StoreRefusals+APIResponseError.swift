@@ -1,4 +1,5 @@
 import KioskCore
+import KioskStore
 
 // How the store domain's refusals answer the API. The store types stay free of HTTP; these conformances are the
 // server's reading of them.

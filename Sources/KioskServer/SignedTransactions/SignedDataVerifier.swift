@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KioskStore
 import SwiftASN1
 @_spi(FixedExpiryValidationTime) import X509
 

@@ -1,4 +1,5 @@
 import KioskCore
+import KioskStore
 
 extension ExponentialBackoff {
     /// The wait before retry `retry`, drawing the jitter from `random`.

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 import Logging
 
 /// Turns a proof of purchase (a receipt or a StoreKit 2 signed transaction) into what the ledger knows of its

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 
 /// Verified receipts by digest, each kept for a time-to-live, at most `capacity` of them (oldest evicted first).
 ///

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import KioskStore
 
 /// A receipt's base64 text, checked and normalized before anything is sent to the store.
 struct ReceiptPayload: Sendable {

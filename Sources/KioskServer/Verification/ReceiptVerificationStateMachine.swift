@@ -1,4 +1,5 @@
 import KioskCore
+import KioskStore
 
 /// The retry and redirect rules of one receipt verification against Apple's `verifyReceipt` contract.
 ///

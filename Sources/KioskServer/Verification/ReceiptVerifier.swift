@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 
 /// Verifies receipts with the store, following Apple's `verifyReceipt` contract.
 ///

@@ -1,3 +1,5 @@
+import KioskStore
+
 /// Something that verifies receipts with a store: the seam the HTTP routes depend on.
 ///
 /// ``ReceiptVerifier`` is the implementation; route tests can substitute a fake, and a scaled-out deployment

@@ -1,3 +1,5 @@
+import KioskStore
+
 /// What one call to a store endpoint gave, reported to ``ReceiptVerifier``'s `onStoreCall` hook for metrics
 /// and logs. It never contains the receipt.
 public struct StoreCallReport: Sendable, Hashable {

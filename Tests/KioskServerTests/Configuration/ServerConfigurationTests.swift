@@ -1,4 +1,5 @@
 import Foundation
+import KioskStore
 import Testing
 
 @testable import KioskServer

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskStore
 import Logging
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import KioskServer
+import KioskStore
 import Testing
 
 /// Regressions found by the verify-receipt fuzz target (scripts/fuzz.sh).

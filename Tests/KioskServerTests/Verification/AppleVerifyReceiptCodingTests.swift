@@ -1,5 +1,6 @@
 import Foundation
 import KioskServer
+import KioskStore
 import Testing
 
 @Suite("Apple verifyReceipt wire types")

@@ -1,5 +1,7 @@
 import Foundation
+import KioskCore
 import KioskServer
+import KioskStore
 import Testing
 
 @Suite("Entitlement policy")
@@ -23,12 +25,12 @@ struct EntitlementPolicyTests {
         )
     }
 
-    // MARK: Refusals common to all kinds
+    // MARK: Refusals common to all types
 
-    @Test("A receipt of another app is refused as receipt_invalid", arguments: ProductKind.allCases)
-    func wrongBundle(kind: ProductKind) {
+    @Test("A receipt of another app is refused as receipt_invalid", arguments: ProductType.allCases)
+    func wrongBundle(type: ProductType) {
         let other = receipt([purchase(F.magazine, "1", at: F.october15)], bundleID: "com.other.app")
-        let result = policy.evaluate(productID: F.magazine, productKind: kind, receipt: other, now: F.november14)
+        let result = policy.evaluate(productID: F.magazine, productType: type, receipt: other, now: F.november14)
         #expect(result == .failure(.wrongBundle(productID: F.magazine, receiptBundleID: "com.other.app")))
         if case .failure(let refusal) = result {
             #expect(refusal.code == "receipt_invalid")
@@ -37,10 +39,10 @@ struct EntitlementPolicyTests {
         }
     }
 
-    @Test("A product absent from the receipt is refused as not_entitled", arguments: ProductKind.allCases)
-    func notPurchased(kind: ProductKind) {
+    @Test("A product absent from the receipt is refused as not_entitled", arguments: ProductType.allCases)
+    func notPurchased(type: ProductType) {
         let receipt = receipt([purchase(F.level, "1", at: F.october15, expires: F.december14)])
-        let result = policy.evaluate(productID: F.magazine, productKind: kind, receipt: receipt, now: F.november14)
+        let result = policy.evaluate(productID: F.magazine, productType: type, receipt: receipt, now: F.november14)
         #expect(result == .failure(.notPurchased(productID: F.magazine)))
         if case .failure(let refusal) = result {
             #expect(refusal.code == "not_entitled")
@@ -48,13 +50,13 @@ struct EntitlementPolicyTests {
         }
     }
 
-    @Test("A product whose every transaction was refunded is refused", arguments: ProductKind.allCases)
-    func refunded(kind: ProductKind) {
+    @Test("A product whose every transaction was refunded is refused", arguments: ProductType.allCases)
+    func refunded(type: ProductType) {
         let receipt = receipt([
             purchase(F.magazine, "1", at: F.october15, expires: F.december14, cancelled: F.october15 + day),
             purchase(F.magazine, "2", at: F.october15 + day, expires: F.december14, cancelled: F.november14),
         ])
-        let result = policy.evaluate(productID: F.magazine, productKind: kind, receipt: receipt, now: F.november14)
+        let result = policy.evaluate(productID: F.magazine, productType: type, receipt: receipt, now: F.november14)
         #expect(result == .failure(.refunded(productID: F.magazine)))
         if case .failure(let refusal) = result {
             #expect(refusal.code == "not_entitled")
@@ -62,13 +64,13 @@ struct EntitlementPolicyTests {
         }
     }
 
-    @Test("A refunded transaction does not hide a standing one", arguments: ProductKind.allCases)
-    func refundedAndRepurchased(kind: ProductKind) {
+    @Test("A refunded transaction does not hide a standing one", arguments: ProductType.allCases)
+    func refundedAndRepurchased(type: ProductType) {
         let receipt = receipt([
             purchase(F.magazine, "1", at: F.october15, expires: F.december14, cancelled: F.october15 + day),
             purchase(F.magazine, "2", at: F.october15 + 2 * day, expires: F.december14),
         ])
-        let result = policy.evaluate(productID: F.magazine, productKind: kind, receipt: receipt, now: F.november14)
+        let result = policy.evaluate(productID: F.magazine, productType: type, receipt: receipt, now: F.november14)
         #expect((try? result.get())?.transactionID == "2")
     }
 
@@ -81,7 +83,7 @@ struct EntitlementPolicyTests {
             purchase(F.level, "original", at: F.october15),
         ])
         let result = policy.evaluate(
-            productID: F.level, productKind: .nonConsumable, receipt: receipt, now: F.november14)
+            productID: F.level, productType: .nonConsumable, receipt: receipt, now: F.november14)
         #expect((try? result.get())?.transactionID == "original")
     }
 
@@ -91,7 +93,7 @@ struct EntitlementPolicyTests {
             purchase("coins", "old", at: F.october15),
             purchase("coins", "new", at: F.november14),
         ])
-        let result = policy.evaluate(productID: "coins", productKind: .consumable, receipt: receipt, now: F.december14)
+        let result = policy.evaluate(productID: "coins", productType: .consumable, receipt: receipt, now: F.december14)
         #expect((try? result.get())?.transactionID == "new")
     }
 
@@ -101,7 +103,7 @@ struct EntitlementPolicyTests {
     func subscriptionInside() {
         let receipt = receipt([purchase(F.monthly, "1", at: F.october15, expires: F.november14)])
         let result = policy.evaluate(
-            productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: F.october15 + 10 * day
+            productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.october15 + 10 * day
         )
         #expect((try? result.get())?.transactionID == "1")
     }
@@ -110,7 +112,7 @@ struct EntitlementPolicyTests {
     func subscriptionBefore() {
         let receipt = receipt([purchase(F.monthly, "1", at: F.october15, expires: F.november14)])
         let result = policy.evaluate(
-            productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: F.october15 - day
+            productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.october15 - day
         )
         #expect(result == .failure(.notYetActive(productID: F.monthly, startsAt: F.october15)))
         if case .failure(let refusal) = result { #expect(refusal.code == "not_entitled") }
@@ -120,7 +122,7 @@ struct EntitlementPolicyTests {
     func subscriptionClockSkew() {
         let receipt = receipt([purchase(F.monthly, "1", at: F.october15, expires: F.november14)])
         let result = policy.evaluate(
-            productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: F.october15 - 30
+            productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.october15 - 30
         )
         #expect((try? result.get())?.transactionID == "1")
     }
@@ -129,11 +131,11 @@ struct EntitlementPolicyTests {
     func subscriptionAfter() {
         let receipt = receipt([purchase(F.monthly, "1", at: F.october15, expires: F.november14)])
         for now in [F.november14, F.december14] {
-            let result = policy.evaluate(productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: now)
+            let result = policy.evaluate(productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: now)
             #expect(result == .failure(.expired(productID: F.monthly, expiredAt: F.november14)))
         }
         if case .failure(let refusal) = policy.evaluate(
-            productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: F.december14
+            productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.december14
         ) {
             #expect(refusal.message == "The subscription \(F.monthly) expired at 2023-11-14T22:13:20Z.")
         }
@@ -146,11 +148,11 @@ struct EntitlementPolicyTests {
             purchase(F.monthly, "2", at: F.november14, expires: F.december14),
         ])
         let result = policy.evaluate(
-            productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: F.november14 + day
+            productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.november14 + day
         )
         #expect((try? result.get())?.transactionID == "2")
         let afterBoth = policy.evaluate(
-            productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: F.december14 + day
+            productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.december14 + day
         )
         #expect(afterBoth == .failure(.expired(productID: F.monthly, expiredAt: F.december14)))
     }
@@ -162,7 +164,7 @@ struct EntitlementPolicyTests {
             purchase(F.monthly, "2", at: F.november14, expires: F.december14, cancelled: F.november14 + day),
         ])
         let result = policy.evaluate(
-            productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: F.november14 + 2 * day
+            productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.november14 + 2 * day
         )
         #expect(result == .failure(.expired(productID: F.monthly, expiredAt: F.november14)))
     }
@@ -171,7 +173,7 @@ struct EntitlementPolicyTests {
     func subscriptionWithoutExpiry() {
         let receipt = receipt([purchase(F.monthly, "1", at: F.october15)])
         let result = policy.evaluate(
-            productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: F.november14
+            productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.november14
         )
         #expect(result == .failure(.expired(productID: F.monthly, expiredAt: nil)))
     }
@@ -182,16 +184,16 @@ struct EntitlementPolicyTests {
     func nonRenewing() {
         let open = receipt([purchase("season", "1", at: F.october15)])
         #expect(
-            (try? policy.evaluate(productID: "season", productKind: .nonRenewing, receipt: open, now: F.december14)
+            (try? policy.evaluate(productID: "season", productType: .nonRenewing, receipt: open, now: F.december14)
                 .get()) != nil)
 
         let dated = receipt([purchase("season", "1", at: F.october15, expires: F.november14)])
         #expect(
             (try? policy.evaluate(
-                productID: "season", productKind: .nonRenewing, receipt: dated, now: F.october15 + day
+                productID: "season", productType: .nonRenewing, receipt: dated, now: F.october15 + day
             ).get()) != nil)
         #expect(
-            policy.evaluate(productID: "season", productKind: .nonRenewing, receipt: dated, now: F.december14)
+            policy.evaluate(productID: "season", productType: .nonRenewing, receipt: dated, now: F.december14)
                 == .failure(.expired(productID: "season", expiredAt: F.november14))
         )
     }
@@ -202,10 +204,10 @@ struct EntitlementPolicyTests {
     func iOS6Receipt() throws {
         let receipt = try #require(VerifiedReceipt(response: F.decode(F.transactionReceiptJSON), environment: .sandbox))
         let result = policy.evaluate(
-            productID: F.level, productKind: .nonConsumable, receipt: receipt, now: F.november14)
+            productID: F.level, productType: .nonConsumable, receipt: receipt, now: F.november14)
         #expect((try? result.get())?.transactionID == "1000000061234567")
         #expect(
-            policy.evaluate(productID: F.magazine, productKind: .nonConsumable, receipt: receipt, now: F.november14)
+            policy.evaluate(productID: F.magazine, productType: .nonConsumable, receipt: receipt, now: F.november14)
                 == .failure(.notPurchased(productID: F.magazine))
         )
     }
@@ -216,10 +218,10 @@ struct EntitlementPolicyTests {
             VerifiedReceipt(response: F.decode(F.expiredTransactionReceiptJSON), environment: .production)
         )
         let during = Date(timeIntervalSince1970: 1_357_729_445 + day)
-        let result = policy.evaluate(productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: during)
+        let result = policy.evaluate(productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: during)
         #expect((try? result.get())?.transactionID == "1000000061230002")
         #expect(
-            policy.evaluate(productID: F.monthly, productKind: .autoRenewable, receipt: receipt, now: F.november14)
+            policy.evaluate(productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.november14)
                 == .failure(.expired(productID: F.monthly, expiredAt: Date(timeIntervalSince1970: 1_358_334_245)))
         )
     }
@@ -227,13 +229,13 @@ struct EntitlementPolicyTests {
     @Test("Active entitlements of Apple's sample receipt: the renewed subscription, not the refunded magazine")
     func activeEntitlements() throws {
         let receipt = try #require(VerifiedReceipt(response: F.decode(F.appReceiptJSON), environment: .production))
-        let kinds: [String: ProductKind] = [F.magazine: .nonConsumable, F.monthly: .autoRenewable]
-        let active = policy.activeEntitlements(receipt: receipt, kinds: kinds, now: F.november14 + day)
+        let types: [String: ProductType] = [F.magazine: .nonConsumable, F.monthly: .autoRenewable]
+        let active = policy.activeEntitlements(receipt: receipt, types: types, now: F.november14 + day)
         #expect(active.map(\.transactionID) == ["1000000000000003"])
-        #expect(policy.activeEntitlements(receipt: receipt, kinds: [:], now: F.november14 + day).isEmpty)
+        #expect(policy.activeEntitlements(receipt: receipt, types: [:], now: F.november14 + day).isEmpty)
 
         let other = EntitlementPolicy(bundleID: "com.other.app")
-        #expect(other.activeEntitlements(receipt: receipt, kinds: kinds, now: F.november14 + day).isEmpty)
+        #expect(other.activeEntitlements(receipt: receipt, types: types, now: F.november14 + day).isEmpty)
     }
 
     @Test("Active entitlements list one transaction per product, ordered by product")
@@ -245,7 +247,7 @@ struct EntitlementPolicyTests {
             purchase("c.unknown", "4", at: F.november14),
         ])
         let active = policy.activeEntitlements(
-            receipt: receipt, kinds: ["a.level": .nonConsumable, "b.level": .nonConsumable], now: F.december14
+            receipt: receipt, types: ["a.level": .nonConsumable, "b.level": .nonConsumable], now: F.december14
         )
         #expect(active.map(\.transactionID) == ["1", "3"])
     }

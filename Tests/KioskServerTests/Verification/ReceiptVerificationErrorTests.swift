@@ -1,4 +1,5 @@
 import KioskServer
+import KioskStore
 import Testing
 
 @Suite("Receipt verification errors")

@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskServer
+import KioskStore
 import Testing
 
 @Suite("Receipt verifier")

@@ -1,4 +1,5 @@
 import Foundation
+import KioskStore
 import Testing
 
 @testable import KioskServer
@@ -17,10 +18,10 @@ struct SubscriptionUnlockTests {
     var products: EntitlementCatalog {
         [
             F.monthly: EntitlementProduct(
-                kind: .autoRenewable, unlocks: SubscriptionUnlocks(productIDPrefix: "com.example.kiosk.magazine.")),
-            issueInside: EntitlementProduct(kind: .nonConsumable, publishedAt: start + 10 * day),
-            issueOutside: EntitlementProduct(kind: .nonConsumable, publishedAt: start + 45 * day),
-            F.level: EntitlementProduct(kind: .nonConsumable, publishedAt: start + 10 * day),
+                type: .autoRenewable, unlocks: SubscriptionUnlocks(productIDPrefix: "com.example.kiosk.magazine.")),
+            issueInside: EntitlementProduct(type: .nonConsumable, publishedAt: start + 10 * day),
+            issueOutside: EntitlementProduct(type: .nonConsumable, publishedAt: start + 45 * day),
+            F.level: EntitlementProduct(type: .nonConsumable, publishedAt: start + 10 * day),
         ]
     }
 

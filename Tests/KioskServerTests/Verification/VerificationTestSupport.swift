@@ -1,5 +1,6 @@
 import Foundation
 import KioskServer
+import KioskStore
 import Testing
 
 /// `verifyReceipt` answers written the way Apple writes them: numbers as strings, dates three ways.

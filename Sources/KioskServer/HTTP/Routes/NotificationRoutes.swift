@@ -1,5 +1,6 @@
 import Hummingbird
 import KioskCore
+import KioskStore
 
 /// `POST /v1/notifications/appstore`: App Store Server Notifications V2 (`{"signedPayload": "<JWS>"}`), verified
 /// like signed transactions and applied to the ledger. Answers 200 with what was done (also for a duplicate), so the

@@ -132,7 +132,7 @@ public struct StoreTransaction: Sendable, Hashable {
     }
 
     /// Oldest purchase first; equal dates by transaction ID, so the order is stable.
-    static func purchaseOrder(_ lhs: StoreTransaction, _ rhs: StoreTransaction) -> Bool {
+    package static func purchaseOrder(_ lhs: StoreTransaction, _ rhs: StoreTransaction) -> Bool {
         (lhs.purchaseDate, lhs.transactionID) < (rhs.purchaseDate, rhs.transactionID)
     }
 }

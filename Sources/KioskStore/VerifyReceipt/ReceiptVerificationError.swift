@@ -6,7 +6,7 @@ import KioskCore
 /// Each case maps to one code of the API's error envelope (`code`, `httpStatus`) and has a sentence a person
 /// understands (`message`). Messages never contain the receipt.
 public enum ReceiptVerificationError: Error, Sendable, Hashable {
-    /// The receipt is longer than ``ReceiptVerifier/maximumReceiptLength`` (3 MiB, as Apple).
+    /// The receipt is longer than the server's `ReceiptVerifier.maximumReceiptLength` (3 MiB, as Apple).
     case payloadTooLarge
     /// The receipt is empty or not base64 (`status` is `nil`), or the store could not read it (`21002`).
     case receiptMalformed(status: Int?)
@@ -100,7 +100,7 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
     }
 
     /// `duration` rounded up to whole seconds, at least one.
-    static func wholeSeconds(_ duration: Duration) -> Int {
+    package static func wholeSeconds(_ duration: Duration) -> Int {
         max(1, Int(duration.timeInterval.rounded(.up)))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A payload Apple signs: it carries the date it was signed, at which its certificate chain must be valid.
-protocol AppleSignedPayload: Codable, Sendable {
+package protocol AppleSignedPayload: Codable, Sendable {
     /// When the App Store signed it.
     var signedDate: Date { get }
 }
@@ -153,13 +153,15 @@ public struct NotificationPayload: AppleSignedPayload, Hashable {
 }
 
 /// The body the App Store posts to a notifications URL: `{"signedPayload": "<JWS>"}`.
-struct SignedNotificationBody: Codable, Sendable {
-    var signedPayload: String
+package struct SignedNotificationBody: Codable, Sendable {
+    /// The notification: a compact JWS whose payload is a ``NotificationPayload``.
+    package var signedPayload: String
 }
 
 /// The JSON conventions of Apple's signed payloads: dates as milliseconds since 1970.
-enum AppleJSON {
-    static func encoder() -> JSONEncoder {
+package enum AppleJSON {
+    /// An encoder that writes dates as milliseconds since 1970, keys sorted.
+    package static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
             var container = encoder.singleValueContainer()
@@ -169,7 +171,8 @@ enum AppleJSON {
         return encoder
     }
 
-    static func decoder() -> JSONDecoder {
+    /// A decoder that reads dates as milliseconds since 1970.
+    package static func decoder() -> JSONDecoder {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .millisecondsSince1970
         return decoder

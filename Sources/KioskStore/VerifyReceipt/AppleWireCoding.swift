@@ -139,7 +139,7 @@ enum AppleDate {
 
     /// `date` as a string of whole milliseconds since 1970.
     static func milliseconds(_ date: Date) -> String {
-        String(Int64((date.timeIntervalSince1970 * 1000).rounded()))
+        String(date.millisecondsSince1970)
     }
 
     /// `date` as `yyyy-MM-dd HH:mm:ss <zone>`, or `nil` when the zone is unknown on this system.

@@ -91,6 +91,13 @@ public struct ContentProblem: Error, Sendable, Hashable, CustomStringConvertible
     /// What is wrong, as a sentence.
     public var message: String
 
+    /// Creates a problem of the folder `folder`, with the field at fault if one is.
+    package init(folder: String, field: String? = nil, message: String) {
+        self.folder = folder
+        self.field = field
+        self.message = message
+    }
+
     /// Renders `content/<folder>/Info.json: field 'x': message`.
     public var description: String {
         if let field { return "\(folder)/Info.json: field '\(field)': \(message)" }
@@ -193,13 +200,15 @@ extension ProductInfo {
             let title = try requiredString("title").get()
             let version = try requiredString("content_version").get()
             guard Identifiers.isValidContentVersion(version) else {
-                return problem("content_version", "'\(version)' is not a valid version (letters, digits, '.', '_', '-')")
+                return problem(
+                    "content_version", "'\(version)' is not a valid version (letters, digits, '.', '_', '-')")
             }
             let description = try optionalString("description").get()
             var publishedAt: Date?
             if let text = try optionalString("published_at").get() {
                 guard let date = RFC3339.date(from: text) else {
-                    return problem("published_at", "'\(text)' is not an RFC 3339 date-time such as 2026-11-01T00:00:00Z")
+                    return problem(
+                        "published_at", "'\(text)' is not an RFC 3339 date-time such as 2026-11-01T00:00:00Z")
                 }
                 publishedAt = date
             }

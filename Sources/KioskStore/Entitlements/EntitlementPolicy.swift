@@ -1,29 +1,18 @@
 import Foundation
-
-/// How a product is sold, which decides how its transactions entitle. The server maps catalog types to it.
-public enum ProductKind: String, Sendable, Hashable, CaseIterable {
-    /// Bought again and again (`consumable`).
-    case consumable
-    /// Bought once, owned for good (`non_consumable`).
-    case nonConsumable
-    /// A subscription the store renews (`auto_renewable`); entitles during its paid periods.
-    case autoRenewable
-    /// A subscription for a fixed time the app manages (`non_renewing`).
-    case nonRenewing
-}
+import KioskCore
 
 /// What the entitlement policy needs to know of one catalog product.
 public struct EntitlementProduct: Sendable, Hashable {
-    /// How it is sold.
-    public var kind: ProductKind
+    /// How it is sold, which decides how its transactions entitle.
+    public var type: ProductType
     /// When it was published (an issue falls inside a subscription's paid period by this date).
     public var publishedAt: Date?
     /// For subscriptions: the products a paid period unlocks.
     public var unlocks: SubscriptionUnlocks?
 
     /// Creates a product description.
-    public init(kind: ProductKind, publishedAt: Date? = nil, unlocks: SubscriptionUnlocks? = nil) {
-        self.kind = kind
+    public init(type: ProductType, publishedAt: Date? = nil, unlocks: SubscriptionUnlocks? = nil) {
+        self.type = type
         self.publishedAt = publishedAt
         self.unlocks = unlocks
     }
@@ -135,7 +124,7 @@ public struct EntitlementPolicy: Sendable, Hashable {
     ///   period lies ahead, else as `expired`.
     /// - Non-renewing: a transaction without an expiry date, or one that ends after `now`; the one that ends last.
     public func evaluate(
-        productID: String, productKind: ProductKind, receipt: VerifiedReceipt, now: Date
+        productID: String, productType: ProductType, receipt: VerifiedReceipt, now: Date
     ) -> Result<StoreTransaction, EntitlementRefusal> {
         guard receipt.bundleID == bundleID else {
             return .failure(.wrongBundle(productID: productID, receiptBundleID: receipt.bundleID))
@@ -145,7 +134,7 @@ public struct EntitlementPolicy: Sendable, Hashable {
         let standing = purchases.filter { $0.cancellationDate == nil }
         guard !standing.isEmpty else { return .failure(.refunded(productID: productID)) }
 
-        switch productKind {
+        switch productType {
         case .consumable:
             return .success(standing.max(by: StoreTransaction.purchaseOrder)!)
         case .nonConsumable:
@@ -179,7 +168,7 @@ public struct EntitlementPolicy: Sendable, Hashable {
         productID: String, products: EntitlementCatalog, receipt: VerifiedReceipt, now: Date
     ) -> Result<StoreTransaction, EntitlementRefusal> {
         guard let product = products[productID] else { return .failure(.notPurchased(productID: productID)) }
-        let direct = evaluate(productID: productID, productKind: product.kind, receipt: receipt, now: now)
+        let direct = evaluate(productID: productID, productType: product.type, receipt: receipt, now: now)
         guard case .failure(let refusal) = direct, receipt.bundleID == bundleID, let publishedAt = product.publishedAt
         else { return direct }
         var outsideOf: String?
@@ -223,16 +212,16 @@ public struct EntitlementPolicy: Sendable, Hashable {
 
     /// Every product `receipt` entitles at `now`, each by its best transaction, ordered by product ID.
     ///
-    /// Only products listed in `kinds` (product ID → kind) are considered; a receipt of another app entitles
+    /// Only products listed in `types` (product ID → type) are considered; a receipt of another app entitles
     /// nothing.
     public func activeEntitlements(
-        receipt: VerifiedReceipt, kinds: [String: ProductKind], now: Date
+        receipt: VerifiedReceipt, types: [String: ProductType], now: Date
     ) -> [StoreTransaction] {
         guard receipt.bundleID == bundleID else { return [] }
         let productIDs = Set(receipt.transactions.map(\.productID)).sorted()
         return productIDs.compactMap { productID in
-            guard let kind = kinds[productID] else { return nil }
-            return try? evaluate(productID: productID, productKind: kind, receipt: receipt, now: now).get()
+            guard let type = types[productID] else { return nil }
+            return try? evaluate(productID: productID, productType: type, receipt: receipt, now: now).get()
         }
     }
 
