@@ -210,21 +210,6 @@ public struct EntitlementPolicy: Sendable, Hashable {
         }
     }
 
-    /// Every product `receipt` entitles at `now`, each by its best transaction, ordered by product ID.
-    ///
-    /// Only products listed in `types` (product ID → type) are considered; a receipt of another app entitles
-    /// nothing.
-    public func activeEntitlements(
-        receipt: VerifiedReceipt, types: [String: ProductType], now: Date
-    ) -> [StoreTransaction] {
-        guard receipt.bundleID == bundleID else { return [] }
-        let productIDs = Set(receipt.transactions.map(\.productID)).sorted()
-        return productIDs.compactMap { productID in
-            guard let type = types[productID] else { return nil }
-            return try? evaluate(productID: productID, productType: type, receipt: receipt, now: now).get()
-        }
-    }
-
     /// Orders by the end of the paid period (no expiry date: never ends), then by purchase.
     private static func endOrder(_ lhs: StoreTransaction, _ rhs: StoreTransaction) -> Bool {
         let lhsEnd = lhs.expiresDate ?? .distantFuture

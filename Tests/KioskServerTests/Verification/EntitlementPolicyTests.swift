@@ -229,13 +229,16 @@ struct EntitlementPolicyTests {
     @Test("Active entitlements of Apple's sample receipt: the renewed subscription, not the refunded magazine")
     func activeEntitlements() throws {
         let receipt = try #require(VerifiedReceipt(response: F.decode(F.appReceiptJSON), environment: .production))
-        let types: [String: ProductType] = [F.magazine: .nonConsumable, F.monthly: .autoRenewable]
-        let active = policy.activeEntitlements(receipt: receipt, types: types, now: F.november14 + day)
-        #expect(active.map(\.transactionID) == ["1000000000000003"])
-        #expect(policy.activeEntitlements(receipt: receipt, types: [:], now: F.november14 + day).isEmpty)
+        let products: EntitlementCatalog = [
+            F.magazine: EntitlementProduct(type: .nonConsumable), F.monthly: EntitlementProduct(type: .autoRenewable),
+        ]
+        let active = policy.activeEntitlements(receipt: receipt, products: products, now: F.november14 + day)
+        #expect(active.map(\.transaction.transactionID) == ["1000000000000003"])
+        #expect(active.map(\.productID) == [F.monthly])
+        #expect(policy.activeEntitlements(receipt: receipt, products: [:], now: F.november14 + day).isEmpty)
 
         let other = EntitlementPolicy(bundleID: "com.other.app")
-        #expect(other.activeEntitlements(receipt: receipt, types: types, now: F.november14 + day).isEmpty)
+        #expect(other.activeEntitlements(receipt: receipt, products: products, now: F.november14 + day).isEmpty)
     }
 
     @Test("Active entitlements list one transaction per product, ordered by product")
@@ -247,8 +250,12 @@ struct EntitlementPolicyTests {
             purchase("c.unknown", "4", at: F.november14),
         ])
         let active = policy.activeEntitlements(
-            receipt: receipt, types: ["a.level": .nonConsumable, "b.level": .nonConsumable], now: F.december14
-        )
-        #expect(active.map(\.transactionID) == ["1", "3"])
+            receipt: receipt,
+            products: [
+                "a.level": EntitlementProduct(type: .nonConsumable),
+                "b.level": EntitlementProduct(type: .nonConsumable),
+            ], now: F.december14)
+        #expect(active.map(\.transaction.transactionID) == ["1", "3"])
+        #expect(active.map(\.productID) == ["a.level", "b.level"])
     }
 }
