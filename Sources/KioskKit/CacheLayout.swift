@@ -4,7 +4,8 @@ import Foundation
 ///
 /// ```
 /// <root>/journal.json            the journal (and journal.prev.json, the previous good copy)
-/// <root>/catalog.json            the last catalog answers with their ETags
+/// <root>/catalog.json            the last catalog answers for `ids` with their ETags
+/// <root>/catalog-mirror.json     the whole catalog, kept up to date with the change feed
 /// <root>/installation-id         this installation's ID, sent with grant requests
 /// <root>/Staging/<product_id>/   files being downloaded (`<path>.part`, then `<path>` once verified)
 /// <root>/Content/<product_id>/<version>/<path>   installed content
@@ -38,8 +39,10 @@ public struct CacheLayout: Sendable, Hashable {
     public var installationIDFile: URL { root.appendingPathComponent("installation-id") }
     /// The journal file.
     public var journal: URL { root.appendingPathComponent("journal.json") }
-    /// The cached catalog answers.
+    /// The cached catalog answers for lists of IDs.
     public var catalogCache: URL { root.appendingPathComponent("catalog.json") }
+    /// The copy of the whole catalog, kept up to date with the change feed.
+    public var catalogMirror: URL { root.appendingPathComponent("catalog-mirror.json") }
     /// The staging folder of all downloads.
     public var stagingRoot: URL { root.appendingPathComponent("Staging", isDirectory: true) }
     /// The folder of all installed content.

@@ -93,6 +93,8 @@ public actor KioskClient {
     private var lastProgressSample: [DownloadID: ContinuousClock.Instant] = [:]
     private var installWaiters: [String: [CheckedContinuation<InstalledContent, any Error>]] = [:]
     private var catalogCache: [String: CachedCatalog] = [:]
+    /// The whole catalog as last seen, kept up to date with the change feed (nil before the first fetch).
+    private var catalogMirror: CatalogMirror?
     private var isClosed = false
     private let clock = ContinuousClock()
     private let epoch = ContinuousClock.now
@@ -173,6 +175,7 @@ public actor KioskClient {
         for content in snapshot.installed { installed[content.productID] = content }
         catalogCache = (try? Data(contentsOf: layout.catalogCache))
             .flatMap { try? JSONDecoder().decode([String: CachedCatalog].self, from: $0) } ?? [:]
+        catalogMirror = CatalogMirror.load(from: layout.catalogMirror)
         reconcileInstalled()
         removeOrphanedStaging()
         persist()
@@ -209,16 +212,21 @@ public actor KioskClient {
     // MARK: - Catalog and receipts
 
     /// The catalog (`GET /v1/products`), all products or only `ids`; unknown IDs come back in
-    /// `invalidProductIDs`. Answers are cached with their `ETag` and revalidated with `If-None-Match`.
+    /// `invalidProductIDs`.
+    ///
+    /// The whole catalog is kept in the cache root and brought up to date with the server's change feed
+    /// (`?since=<ETag>`): after one product changed, this costs one request of about a kilobyte, whatever the size
+    /// of the catalog; a server without the feed sends the whole catalog, revalidated with `If-None-Match`. Answers
+    /// for `ids` are cached with their `ETag` and revalidated with `If-None-Match`.
     public func products(ids: [String]? = nil) async throws(KioskError) -> CatalogResponse {
-        let key = ids.map { $0.joined(separator: ",") } ?? "*"
-        var query: [URLQueryItem] = []
-        if let ids { query.append(URLQueryItem(name: "ids", value: ids.joined(separator: ","))) }
+        guard let ids else { return CatalogResponse(products: try await refreshedCatalog().ordered) }
+        let key = ids.joined(separator: ",")
         var headers: [String: String] = [:]
         let cached = catalogCache[key]
         if let tag = cached?.entityTag { headers["If-None-Match"] = tag }
-        let (answer, response) = try await api.json(CatalogResponse.self, method: "GET", path: "/v1/products",
-                                                     query: query, headers: headers)
+        let (answer, response) = try await api.json(
+            CatalogResponse.self, method: "GET", path: "/v1/products",
+            query: [URLQueryItem(name: "ids", value: key)], headers: headers)
         if response.status == 304 {
             guard let cached, let catalog = try? KioskJSON.decode(CatalogResponse.self, from: cached.body) else {
                 throw .invalidResponse("304 Not Modified without a cached catalog")
@@ -233,6 +241,63 @@ public actor KioskClient {
             }
         }
         return answer
+    }
+
+    /// The whole catalog as this client last fetched it, without asking the server: nil before the first
+    /// ``products(ids:)`` on this cache root. For a launch without a network.
+    public var cachedProducts: [Product]? { catalogMirror?.ordered }
+
+    /// The catalog mirror after a walk of the change feed from its tag, or after fetching the whole catalog when
+    /// there is no mirror yet or the server has no feed.
+    private func refreshedCatalog() async throws(KioskError) -> CatalogMirror {
+        let mirror = catalogMirror
+        if let mirror, let pages = try await feedPages(since: mirror.catalogETag), let updated = mirror.applying(pages) {
+            if updated != mirror { keep(updated) }
+            return updated
+        }
+        let headers = mirror.map { ["If-None-Match": $0.catalogETag] } ?? [:]
+        let (answer, response) = try await api.json(
+            CatalogResponse.self, method: "GET", path: "/v1/products", headers: headers)
+        if response.status == 304, let mirror { return mirror }
+        guard let answer, response.status != 304 else { throw .invalidResponse("304 Not Modified without a catalog") }
+        let whole = CatalogMirror(
+            catalogETag: response.header("ETag") ?? "",
+            products: Dictionary(answer.products.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
+        // Without a tag the copy cannot be brought up to date: it is used, not kept.
+        if !whole.catalogETag.isEmpty { keep(whole) }
+        return whole
+    }
+
+    /// Every page of the feed since `tag`, or nil when the server has no feed (an older server answers 400).
+    private func feedPages(since tag: String) async throws(KioskError) -> [CatalogChanges]? {
+        var pages: [CatalogChanges] = []
+        var cursor: String?
+        repeat {
+            var query = [URLQueryItem(name: "since", value: tag)]
+            if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
+            let page: CatalogChanges?
+            do {
+                (page, _) = try await api.json(CatalogChanges.self, method: "GET", path: "/v1/products", query: query)
+            } catch .server(status: 400, _, _, _) {
+                return nil
+            }
+            guard let page else { throw .invalidResponse("an empty page of the catalog feed") }
+            pages.append(page)
+            guard pages.count <= Self.maximumFeedPages else {
+                throw .invalidResponse("the catalog feed did not end after \(Self.maximumFeedPages) pages")
+            }
+            cursor = page.nextCursor
+        } while cursor != nil
+        return pages
+    }
+
+    /// How many pages one walk of the feed may take (500 products a page: 10 million products).
+    private static let maximumFeedPages = 20_000
+
+    /// Replaces the catalog mirror, in memory and on disk (a failed write only costs a larger next refresh).
+    private func keep(_ mirror: CatalogMirror) {
+        catalogMirror = mirror
+        try? mirror.save(to: layout.catalogMirror)
     }
 
     /// Verifies a receipt with the server (`POST /v1/receipts/verify`) and returns what it entitles now.

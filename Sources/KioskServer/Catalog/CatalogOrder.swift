@@ -1,31 +1,10 @@
 import Foundation
+import KioskCore
 
-/// Where a product stands in catalog order: dated products first, newest first, then undated ones; ties by product
-/// ID. Every product has one key and no two products share one, so a key marks a position between pages.
-struct CatalogKey: Comparable, Sendable, Hashable {
-    /// `published_at` as seconds since 1970, nil for an undated product.
-    var published: Double?
-    /// The product ID.
-    var id: String
-
-    /// The key of a product.
+extension CatalogKey {
+    /// The key of a loaded product.
     init(_ product: CatalogProduct) {
         self.init(published: product.info.publishedAt?.timeIntervalSince1970, id: product.info.productID)
-    }
-
-    init(published: Double?, id: String) {
-        self.published = published
-        self.id = id
-    }
-
-    /// `lhs` comes before `rhs` in catalog order.
-    static func < (lhs: CatalogKey, rhs: CatalogKey) -> Bool {
-        switch (lhs.published, rhs.published) {
-        case (let left?, let right?) where left != right: return left > right
-        case (.some, nil): return true
-        case (nil, .some): return false
-        default: return lhs.id < rhs.id
-        }
     }
 }
 

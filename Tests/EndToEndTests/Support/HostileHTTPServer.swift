@@ -55,28 +55,8 @@ final class HostileHTTPServer: Sendable {
 
     /// Starts listening; `script` decides each answer (it runs on the connection's thread).
     init(script: @escaping Script) throws {
-        let fd = RawHTTP.makeTCPSocket()
-        guard fd >= 0 else { throw RawHTTP.Failure(description: "socket() failed") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(fd, 64) == 0 else {
-            close(fd)
-            throw RawHTTP.Failure(description: "bind/listen failed: errno \(errno)")
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (fd, port) = try RawHTTP.listenOnLoopback()
+        self.port = port
         listener = fd
         self.script = script
         let thread = Thread { [self] in acceptLoop() }

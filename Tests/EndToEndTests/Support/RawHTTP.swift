@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// An HTTP/1.1 answer as it came off the wire.
@@ -50,10 +50,36 @@ enum RawHTTP {
     /// A new blocking TCP socket (negative on failure).
     static func makeTCPSocket() -> Int32 {
         #if canImport(Glibc)
-        socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        socket(AF_INET, SOCK_STREAM, 0)
+            socket(AF_INET, SOCK_STREAM, 0)
         #endif
+    }
+
+    /// A socket listening on an ephemeral port of 127.0.0.1, and the port.
+    static func listenOnLoopback() throws -> (fd: Int32, port: Int) {
+        let fd = makeTCPSocket()
+        guard fd >= 0 else { throw Failure(description: "socket() failed") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw Failure(description: "bind/listen failed: errno \(errno)")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// Connects `fd` to `127.0.0.1:port`; whether it worked.
@@ -75,9 +101,10 @@ enum RawHTTP {
             var offset = 0
             while offset < buffer.count {
                 #if canImport(Glibc)
-                let written = Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                    let written = Glibc.send(
+                        fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
                 #else
-                let written = Darwin.send(fd, buffer.baseAddress! + offset, buffer.count - offset, 0)
+                    let written = Darwin.send(fd, buffer.baseAddress! + offset, buffer.count - offset, 0)
                 #endif
                 guard written > 0 else { return false }
                 offset += written
@@ -138,7 +165,8 @@ enum RawHTTP {
             return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
         }
         var body = Data(raw[end.upperBound...])
-        if headers.contains(where: { $0.0.lowercased() == "transfer-encoding" && $0.1.lowercased().contains("chunked") }) {
+        if headers.contains(where: { $0.0.lowercased() == "transfer-encoding" && $0.1.lowercased().contains("chunked") }
+        ) {
             body = try dechunk(body)
         }
         return RawHTTPResponse(status: status, headers: headers, body: isHead ? Data() : body)

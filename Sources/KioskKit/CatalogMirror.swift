@@ -1,0 +1,55 @@
+import Foundation
+import KioskCore
+
+/// The app's copy of the server's whole catalog, kept in the cache root and brought up to date with the change feed
+/// (`GET /v1/products?since=<catalog ETag>`): after one product changed, a launch costs one small request instead of
+/// the whole catalog.
+///
+/// A walk of the feed is applied only once its last page has arrived, so the copy on disk is always a catalog the
+/// server served, never half of one.
+struct CatalogMirror: Codable, Sendable, Equatable {
+    /// The file format; a copy in another format is ignored (and rebuilt from the server).
+    static let currentFormat = 1
+
+    var format = CatalogMirror.currentFormat
+    /// The catalog `ETag` the copy matches (header form, with quotes): sent as `since` next time.
+    var catalogETag: String
+    /// The products, by ID.
+    var products: [String: Product]
+
+    enum CodingKeys: String, CodingKey {
+        case format, products
+        case catalogETag = "catalog_etag"
+    }
+
+    /// The products in catalog order (dated ones newest first, then undated ones; ties by ID), as the server
+    /// orders its catalog.
+    var ordered: [Product] { products.values.sorted { CatalogKey($0) < CatalogKey($1) } }
+
+    /// The copy after the pages of one walk of the feed, in order, or nil when they do not make one walk (an empty
+    /// list, or pages that disagree about the catalog they lead to).
+    func applying(_ pages: [CatalogChanges]) -> CatalogMirror? {
+        guard let first = pages.first,
+            pages.allSatisfy({ $0.kind == first.kind && $0.catalogETag == first.catalogETag })
+        else { return nil }
+        var next = CatalogMirror(catalogETag: first.catalogETag, products: first.kind == .full ? [:] : products)
+        for page in pages {
+            for product in page.products + page.added + page.changed { next.products[product.id] = product }
+            for id in page.removed { next.products[id] = nil }
+        }
+        return next
+    }
+
+    /// The copy kept at `url`, nil when there is none or it cannot be read (it is then rebuilt from the server).
+    static func load(from url: URL) -> CatalogMirror? {
+        guard let data = try? Data(contentsOf: url),
+            let mirror = try? KioskJSON.decode(CatalogMirror.self, from: data), mirror.format == currentFormat
+        else { return nil }
+        return mirror
+    }
+
+    /// Writes the copy to `url` atomically.
+    func save(to url: URL) throws {
+        try CacheFiles.writeAtomically(try KioskJSON.encode(self), to: url)
+    }
+}

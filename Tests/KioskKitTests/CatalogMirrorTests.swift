@@ -1,0 +1,68 @@
+import Foundation
+import KioskCore
+import Testing
+
+@testable import KioskKit
+
+@Suite("Catalog mirror")
+struct CatalogMirrorTests {
+    static func product(_ id: String, title: String = "T", published: TimeInterval? = nil) -> Product {
+        Product(
+            id: id, type: .nonConsumable, title: title, description: "", contentVersion: "1", contentLength: 1,
+            fileCount: 1, publishedAt: published.map { Date(timeIntervalSince1970: $0) })
+    }
+
+    static let mirror = CatalogMirror(
+        catalogETag: "\"a\"",
+        products: ["com.a": product("com.a"), "com.b": product("com.b", published: 100), "com.c": product("com.c")])
+
+    @Test func changesAreAppliedAcrossPages() throws {
+        let pages = [
+            CatalogChanges(
+                kind: .changes, catalogETag: "\"b\"", added: [Self.product("com.d", published: 200)],
+                changed: [Self.product("com.a", title: "New")], nextCursor: "x"),
+            CatalogChanges(kind: .changes, catalogETag: "\"b\"", removed: ["com.c", "com.unknown"]),
+        ]
+        let next = try #require(Self.mirror.applying(pages))
+        #expect(next.catalogETag == "\"b\"")
+        #expect(next.ordered.map(\.id) == ["com.d", "com.b", "com.a"])
+        #expect(next.products["com.a"]?.title == "New")
+    }
+
+    @Test func aFullWalkReplacesTheCopy() throws {
+        let pages = [
+            CatalogChanges(kind: .full, catalogETag: "\"z\"", products: [Self.product("com.x")], nextCursor: "1"),
+            CatalogChanges(kind: .full, catalogETag: "\"z\"", products: [Self.product("com.y")]),
+        ]
+        let next = try #require(Self.mirror.applying(pages))
+        #expect(next.ordered.map(\.id) == ["com.x", "com.y"])
+    }
+
+    @Test func pagesOfDifferentWalksAreNotApplied() {
+        #expect(Self.mirror.applying([]) == nil)
+        let mixed = [
+            CatalogChanges(kind: .changes, catalogETag: "\"b\"", nextCursor: "x"),
+            CatalogChanges(kind: .changes, catalogETag: "\"c\""),
+        ]
+        #expect(Self.mirror.applying(mixed) == nil)
+        let kinds = [
+            CatalogChanges(kind: .changes, catalogETag: "\"b\"", nextCursor: "x"),
+            CatalogChanges(kind: .full, catalogETag: "\"b\""),
+        ]
+        #expect(Self.mirror.applying(kinds) == nil)
+    }
+
+    @Test func theCopyRoundTripsOnDiskAndAnUnreadableOneIsIgnored() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mirror-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("catalog-mirror.json")
+        #expect(CatalogMirror.load(from: url) == nil)
+        try Self.mirror.save(to: url)
+        #expect(CatalogMirror.load(from: url) == Self.mirror)
+        try Data("{\"format\":2,\"catalog_etag\":\"x\",\"products\":{}}".utf8).write(to: url)
+        #expect(CatalogMirror.load(from: url) == nil)
+        try Data("garbage".utf8).write(to: url)
+        #expect(CatalogMirror.load(from: url) == nil)
+    }
+}
