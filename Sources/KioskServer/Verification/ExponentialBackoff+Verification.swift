@@ -9,6 +9,6 @@ extension ExponentialBackoff {
 
     /// A `Retry-After` for a client when retry `retry` would be next: its ceiling in whole seconds, at least one.
     public func retryAfter(forRetry retry: Int) -> Duration {
-        .seconds(ReceiptVerificationError.wholeSeconds(ceiling(forRetry: retry)))
+        .seconds(ceiling(forRetry: retry).retryAfterSeconds)
     }
 }

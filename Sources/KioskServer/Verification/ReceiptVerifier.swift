@@ -190,7 +190,7 @@ private struct StoreClient: Sendable {
                     // Cancelled while waiting: give up as the store being unavailable.
                     return .failure(
                         .storeUnavailable(
-                            retryAfter: .seconds(ReceiptVerificationError.wholeSeconds(delay)), status: nil))
+                            retryAfter: .seconds(delay.retryAfterSeconds), status: nil))
                 }
                 action = machine.backoffElapsed()
             case .succeed(let response, let environment):

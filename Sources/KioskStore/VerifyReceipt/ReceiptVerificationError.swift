@@ -66,7 +66,7 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
     /// The value of the `Retry-After` header, in whole seconds, for ``storeUnavailable(retryAfter:status:)``.
     public var retryAfterSeconds: Int? {
         guard case .storeUnavailable(let retryAfter, _) = self else { return nil }
-        return Self.wholeSeconds(retryAfter)
+        return retryAfter.retryAfterSeconds
     }
 
     /// A sentence for people, e.g. "The store rejected this receipt (status 21003)."
@@ -81,7 +81,7 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
         case .receiptInvalid(let status):
             return "The store rejected this receipt (status \(status))."
         case .storeUnavailable(let retryAfter, let status):
-            let seconds = Self.wholeSeconds(retryAfter)
+            let seconds = retryAfter.retryAfterSeconds
             let wait = "try again in \(seconds) second\(seconds == 1 ? "" : "s")"
             if let status { return "The store is temporarily unavailable (status \(status)); \(wait)." }
             return "The store could not be reached; \(wait)."
@@ -97,11 +97,6 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
             return "This receipt is from the App Store's \(environment.rawValue) environment, which this server "
                 + "does not accept."
         }
-    }
-
-    /// `duration` rounded up to whole seconds, at least one.
-    package static func wholeSeconds(_ duration: Duration) -> Int {
-        max(1, Int(duration.timeInterval.rounded(.up)))
     }
 }
 
