@@ -1,0 +1,145 @@
+/// How a file is cut into chunks by content: the parameters a chunk manifest carries, so that a client (and a later
+/// delta update) can tell whether two manifests were cut the same way.
+///
+/// The algorithm is FastCDC's (Xia et al., 2016): a gear rolling hash over the bytes of a chunk from its
+/// ``minimum`` length on, normalized chunking (a stricter test before ``average``, a looser one after it, so lengths
+/// gather around the average), and a cut at ``maximum`` at the latest. A boundary depends only on the 64 bytes before
+/// it, so an insertion moves the boundaries near it and leaves every later one where it was, shifted with the bytes:
+/// the chunks after an edit are the same chunks.
+public struct ChunkingParameters: Sendable, Hashable, Codable {
+    /// The algorithm and its gear table, by name; a client must not reuse chunks cut under another name.
+    public var algorithm: String
+    /// No chunk but a file's last is shorter.
+    public var minimum: Int
+    /// The length chunks gather around; a power of two.
+    public var average: Int
+    /// No chunk is longer.
+    public var maximum: Int
+
+    /// The name of this implementation: FastCDC with a 64-bit gear hash, its table from ``SplitMix64`` seeded with
+    /// ``ContentDefinedChunker/gearSeed``, normalization level 2, masks on the high bits.
+    public static let fastCDCv1 = "fastcdc-gear64-nc2-v1"
+
+    /// 256 KiB / 1 MiB / 4 MiB: large enough that a 1 GiB file has about a thousand chunks, small enough that one
+    /// corrupted or changed chunk costs a megabyte.
+    public static let standard = ChunkingParameters(
+        algorithm: fastCDCv1, minimum: 256 << 10, average: 1 << 20, maximum: 4 << 20)
+
+    /// Parameters of the current algorithm. `average` must be a power of two, and
+    /// `64 ≤ minimum < average < maximum`.
+    public init(algorithm: String = fastCDCv1, minimum: Int, average: Int, maximum: Int) {
+        self.algorithm = algorithm
+        self.minimum = minimum
+        self.average = average
+        self.maximum = maximum
+    }
+
+    /// Whether this implementation cuts with these parameters.
+    public var isSupported: Bool {
+        algorithm == Self.fastCDCv1 && minimum >= 64 && minimum < average && average < maximum
+            && average.nonzeroBitCount == 1 && average >= 1 << 8 && average <= 1 << 40
+    }
+}
+
+/// Finds chunk boundaries in a stream of bytes, fed in buffers of any size: the same bytes give the same boundaries
+/// however they are split (see ``ChunkingParameters`` for the algorithm).
+///
+/// ```swift
+/// var chunker = ContentDefinedChunker(.standard)!
+/// for buffer in buffers {  // UnsafeRawBufferPointers, in file order
+///     var offset = 0
+///     while let cut = chunker.nextBoundary(in: UnsafeRawBufferPointer(rebasing: buffer[offset...])) {
+///         offset += cut  // a chunk ends after buffer[offset - 1]
+///     }
+/// }
+/// // the bytes after the last boundary are the file's last chunk
+/// ```
+public struct ContentDefinedChunker: Sendable {
+    /// The seed of the gear table: fixed for ``ChunkingParameters/fastCDCv1`` for ever.
+    public static let gearSeed: UInt64 = 0x4B49_4F53_4B43_4443  // "KIOSKCDC"
+
+    /// 256 pseudo-random 64-bit values, one per byte value.
+    static let gear: [UInt64] = {
+        var generator = SplitMix64(seed: gearSeed)
+        return (0..<256).map { _ in generator.next() }
+    }()
+
+    public let parameters: ChunkingParameters
+    /// Tested before the average length: two more bits than the average needs (boundaries rarer).
+    private let strictMask: UInt64
+    /// Tested from the average length on: two fewer bits (boundaries likelier).
+    private let looseMask: UInt64
+    /// Bytes of the current chunk seen so far.
+    private var length = 0
+    private var hash: UInt64 = 0
+
+    /// A chunker at the start of a file; nil when `parameters` are not ``ChunkingParameters/isSupported``.
+    public init?(_ parameters: ChunkingParameters) {
+        guard parameters.isSupported else { return nil }
+        self.parameters = parameters
+        let bits = parameters.average.trailingZeroBitCount
+        // The high bits of the gear hash depend on the most bytes (bit i on the last i + 1).
+        strictMask = ~UInt64(0) << UInt64(64 - min(bits + 2, 63))
+        looseMask = ~UInt64(0) << UInt64(64 - max(bits - 2, 1))
+    }
+
+    /// Reads `bytes`, the next bytes of the file, and returns how many of them complete the current chunk, or nil
+    /// when the chunk goes on past them. After a boundary the chunker is at the start of the next chunk: call it
+    /// again with the rest of the buffer.
+    public mutating func nextBoundary(in bytes: UnsafeRawBufferPointer) -> Int? {
+        let count = bytes.count
+        var index = 0
+        // Nothing is hashed below the minimum: no boundary can be there.
+        if length < parameters.minimum {
+            index = min(parameters.minimum - length, count)
+            length += index
+        }
+        guard index < count else { return nil }
+        let (average, maximum) = (parameters.average, parameters.maximum)
+        let (strictMask, looseMask) = (self.strictMask, self.looseMask)
+        var hash = self.hash
+        let start = index
+        let base = length - start  // the chunk length is base + index
+        let cut: Int? = Self.gear.withUnsafeBufferPointer { gear in
+            // Below the average, the strict test.
+            let strictEnd = min(count, max(start, average - base))
+            while index < strictEnd {
+                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
+                index += 1
+                if hash & strictMask == 0 { return index }
+            }
+            // From the average to the maximum, the loose test; the maximum cuts anyway.
+            let looseEnd = min(count, maximum - base)
+            while index < looseEnd {
+                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
+                index += 1
+                if hash & looseMask == 0 { return index }
+            }
+            return index == maximum - base ? index : nil
+        }
+        if cut != nil {
+            self.hash = 0
+            self.length = 0
+        } else {
+            self.hash = hash
+            self.length = base + index
+        }
+        return cut
+    }
+
+    /// The lengths of the chunks of `bytes`, a whole file, in order (the last one may be shorter than the minimum;
+    /// an empty file has none).
+    public static func chunkLengths(of bytes: UnsafeRawBufferPointer, parameters: ChunkingParameters) -> [Int]? {
+        guard var chunker = ContentDefinedChunker(parameters) else { return nil }
+        var lengths: [Int] = []
+        var offset = 0
+        while offset < bytes.count,
+            let cut = chunker.nextBoundary(in: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
+        {
+            lengths.append(cut)
+            offset += cut
+        }
+        if offset < bytes.count { lengths.append(bytes.count - offset) }
+        return lengths
+    }
+}
