@@ -85,13 +85,18 @@ struct APIClient: Sendable {
 
     /// Sends a request and returns the answer (any status), its body at most ``Limits/maximumResponseSize`` decoded
     /// bytes, within ``Limits/deadline``. Network failures and the deadline become ``KioskError/network``, a larger
-    /// body ``KioskError/responseTooLarge(limit:)``.
+    /// body ``KioskError/responseTooLarge(limit:)``. Cancelling the calling task cancels the request at once
+    /// (``KioskError/network`` with `URLError.cancelled`).
     func send(_ request: URLRequest) async throws(KioskError) -> Response {
         let task = session.dataTask(with: request)
         let pending = PendingResponse(limit: limits.maximumResponseSize, deadline: limits.deadline)
         let collector = self.collector
-        let result: Result<(Data, URLResponse), KioskError> = await withCheckedContinuation { continuation in
-            pending.start(task, continuation: continuation) { collector.register(pending, for: task.taskIdentifier) }
+        let result: Result<(Data, URLResponse), KioskError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                pending.start(task, continuation: continuation) { collector.register(pending, for: task.taskIdentifier) }
+            }
+        } onCancel: {
+            pending.cancel(task)
         }
         let (data, response) = try result.get()
         guard let http = response as? HTTPURLResponse else { throw .invalidResponse("not an HTTP response") }
@@ -222,6 +227,12 @@ final class PendingResponse: @unchecked Sendable {
         register()
         task.resume()
         DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: expiry)
+    }
+
+    /// The caller's task was cancelled: ends the wait at once and cancels the request (before it starts, too).
+    func cancel(_ task: URLSessionDataTask) {
+        fail(.network(code: URLError.cancelled.rawValue, underlying: "the request was cancelled"))
+        task.cancel()
     }
 
     /// Takes decoded bytes. Returns `true`, once, when the task must be cancelled: the body would pass the limit,

@@ -91,7 +91,8 @@ public actor KioskClient {
     private var estimators: [DownloadID: SpeedEstimator] = [:]
     private var lastProgressEvent: [DownloadID: ContinuousClock.Instant] = [:]
     private var lastProgressSample: [DownloadID: ContinuousClock.Instant] = [:]
-    private var installWaiters: [String: [CheckedContinuation<InstalledContent, any Error>]] = [:]
+    private var installWaiters: [String: [InstallWaiter]] = [:]
+    private var nextWaiterID: UInt64 = 0
     private var catalogCache: [String: CachedCatalog] = [:]
     /// The whole catalog as last seen, kept up to date with the change feed (nil before the first fetch).
     private var catalogMirror: CatalogMirror?
@@ -495,7 +496,8 @@ public actor KioskClient {
     ///
     /// Returns at once when the content is already installed. Waits through pauses and retries.
     /// - Throws: the download's error if it fails, ``KioskError/cancelled(productID:)`` if it is cancelled,
-    ///   ``KioskError/notFound(productID:)`` if the product is neither installed nor queued.
+    ///   ``KioskError/notFound(productID:)`` if the product is neither installed nor queued, and
+    ///   `CancellationError` at once when the calling task is cancelled (the download goes on).
     public func waitUntilInstalled(productID: String) async throws -> InstalledContent {
         reconcileInstalled()
         if let record = liveRecord(for: productID), let machine = machines[record.id] {
@@ -506,13 +508,26 @@ public actor KioskClient {
             case .failed(let error): throw error
             case .cancelled: throw KioskError.cancelled(productID: productID)
             default:
-                return try await withCheckedThrowingContinuation { continuation in
-                    installWaiters[productID, default: []].append(continuation)
+                nextWaiterID += 1
+                let id = nextWaiterID
+                return try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        installWaiters[productID, default: []].append(InstallWaiter(id: id, continuation: continuation))
+                    }
+                } onCancel: {
+                    // Runs on the actor after the waiter is registered (the registration does not suspend).
+                    Task { await self.stopWaiting(id, for: productID) }
                 }
             }
         }
         if let content = installed[productID] { return content }
         throw KioskError.notFound(productID: productID)
+    }
+
+    /// Ends the wait of a cancelled ``waitUntilInstalled(productID:)`` call.
+    private func stopWaiting(_ id: UInt64, for productID: String) {
+        guard let index = installWaiters[productID]?.firstIndex(where: { $0.id == id }) else { return }
+        installWaiters[productID]?.remove(at: index).resume(throwing: CancellationError())
     }
 
     /// Stops every transfer without changing its journaled state, saves the journal and ends the event
@@ -851,6 +866,16 @@ public actor KioskClient {
 }
 
 /// A cached catalog answer.
+/// A caller of ``KioskClient/waitUntilInstalled(productID:)``, waiting; its ID lets a cancelled call end its own
+/// wait alone.
+private struct InstallWaiter {
+    let id: UInt64
+    let continuation: CheckedContinuation<InstalledContent, any Error>
+
+    func resume(returning content: InstalledContent) { continuation.resume(returning: content) }
+    func resume(throwing error: any Error) { continuation.resume(throwing: error) }
+}
+
 struct CachedCatalog: Codable, Sendable {
     var entityTag: String
     var body: Data

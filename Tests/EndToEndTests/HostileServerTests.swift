@@ -207,6 +207,64 @@ struct HostileServerTests {
         await client.close()
     }
 
+    // MARK: - #9: cancellation of in-flight requests
+
+    @Test func cancellingTheCallerCancelsAJSONRequestAtOnce() async throws {
+        let server = try HostileHTTPServer { _ in .drip(interval: .milliseconds(100)) }
+        defer { server.stop() }
+        let client = try await Self.client(server)
+        let start = ContinuousClock.now
+        let call = Task { try await client.products() }
+        try await Task.sleep(for: .milliseconds(300))
+        call.cancel()
+        do {
+            _ = try await call.value
+            Issue.record("a dripping answer was read")
+        } catch {
+            #expect((error as? KioskError)?.code == "network")
+            #expect((error as? KioskError)?.description.contains("cancelled") == true)
+        }
+        // The deadline is 120 s and the drip lasts 10 minutes: only the cancellation ends the call this soon.
+        #expect(ContinuousClock.now - start < .seconds(30))
+        await client.close()
+    }
+
+    @Test func pauseAndCloseDoNotWaitForAGrantRequestInFlight() async throws {
+        let server = try HostileHTTPServer { request in
+            request.path == "/v1/downloads" ? .drip(interval: .milliseconds(100)) : .json(404, "{}")
+        }
+        defer { server.stop() }
+        let client = try await Self.client(server)
+        let start = ContinuousClock.now
+        _ = try await client.enqueue(productID: Self.product, receipt: Self.receipt)
+        try await Support.eventually("the grant request reaches the server", timeout: 30) {
+            server.requests.contains("POST /v1/downloads")
+        }
+        try await client.pause(Self.product)
+        #expect(await client.download(for: Self.product)?.state == .paused(.user))
+        await client.close()
+        // Before, each waited out the request timeout (60 s by default; 120 s deadline here).
+        #expect(ContinuousClock.now - start < .seconds(30))
+    }
+
+    @Test func cancellingAWaitUntilInstalledEndsThatWaitAlone() async throws {
+        let server = try HostileHTTPServer { request in
+            request.path == "/v1/downloads" ? .drip(interval: .milliseconds(100)) : .json(404, "{}")
+        }
+        defer { server.stop() }
+        let client = try await Self.client(server)
+        _ = try await client.enqueue(productID: Self.product, receipt: Self.receipt)
+        let cancelled = Task { try await client.waitUntilInstalled(productID: Self.product) }
+        let other = Task { try await client.waitUntilInstalled(productID: Self.product) }
+        try await Task.sleep(for: .milliseconds(200))
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        // The download and the other wait go on until the client closes.
+        #expect(await client.download(for: Self.product)?.state.isTerminal == false)
+        await client.close()
+        await #expect(throws: CancellationError.self) { try await other.value }
+    }
+
     @Test func aBadContentURLIsATypedErrorInProcess() async throws {
         let server = try HostileHTTPServer { request in
             request.path == "/v1/downloads"
