@@ -129,6 +129,26 @@ struct JournalTests {
         #expect(loaded.installed.first?.files == [InstalledFile(path: "Contents/a.txt", length: 5, sha256: "")])
     }
 
+    /// A journal written by the release before the log (format 1, one JSON snapshot) still loads.
+    @Test func format1JournalOfThePreviousReleaseLoads() throws {
+        let fixture = try #require(
+            Bundle.module.url(forResource: "journal-format1", withExtension: "json", subdirectory: "Fixtures"))
+        try FileManager.default.copyItem(at: fixture, to: journal.url)
+        let (loaded, recovery) = journal.load()
+        #expect(recovery == .loaded)
+        #expect(loaded.nextSequence == 5)
+        let download = try #require(loaded.downloads.first)
+        #expect(download.id.rawValue.uuidString == "11111111-2222-3333-4444-555555555555")
+        #expect(download.state == .active && download.attempt == 2 && download.priority == .high)
+        #expect(download.proof == .receipt("cmVjZWlwdA=="))
+        #expect(download.grant?.files.count == 3 && download.grant?.token == "token-1")
+        #expect(download.verifiedPaths == ["Contents/level-0.bin"])
+        #expect(download.entityTags == ["Contents/level-0.bin": "\"e0\"", "Contents/level-1.bin": "\"e1\""])
+        #expect(download.integrityFailures == ["Contents/level-1.bin": 1])
+        #expect(loaded.installed.map(\.productID) == ["com.example.magazine"])
+        #expect(loaded.installed.first?.files.first?.length == 12)
+    }
+
     @Test func newerFormatIsNotMisread() throws {
         try Data(#"{"format": 99, "nextSequence": 0, "downloads": [], "installed": []}"#.utf8).write(to: journal.url)
         let (_, recovery) = journal.load()
