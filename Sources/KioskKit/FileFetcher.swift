@@ -3,7 +3,7 @@ import Foundation
 import KioskCore
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// One ranged GET of one content file into its `.part` file.
@@ -77,11 +77,14 @@ final class FileFetcher: Sendable {
     ///
     /// `entityTagSeen` is called (once) when the first response brings a validator the request did not have, so
     /// that the journal can keep it for the `If-Range` of a later resume.
-    func fetch(_ request: FetchRequest, hasher: SHA256,
-               entityTagSeen: @Sendable (String) async -> Void = { _ in },
-               progress: @escaping @Sendable (Int64) -> Void) async throws -> FetchOutcome {
-        let handler = try TransferHandler(request: request, hasher: hasher, writerFactory: writerFactory,
-                                          progress: progress)
+    func fetch(
+        _ request: FetchRequest, hasher: SHA256,
+        entityTagSeen: @Sendable (String) async -> Void = { _ in },
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> FetchOutcome {
+        let handler = try TransferHandler(
+            request: request, hasher: hasher, writerFactory: writerFactory,
+            progress: progress)
         var entityTag = request.entityTag
         var restarted = false
         do {
@@ -120,11 +123,12 @@ final class FileFetcher: Sendable {
                     restarted = true
                 }
             }
-            let (bytesOnDisk, digest) = try handler.finish()
-            return FetchOutcome(bytesOnDisk: bytesOnDisk, sha256: digest, entityTag: entityTag,
-                                restartedFromZero: restarted)
+            let (bytesOnDisk, digest) = try handler.finish(synchronize: true)
+            return FetchOutcome(
+                bytesOnDisk: bytesOnDisk, sha256: digest, entityTag: entityTag,
+                restartedFromZero: restarted)
         } catch {
-            _ = try? handler.finish()  // keep every valid byte received so far
+            _ = try? handler.finish(synchronize: false)  // keep every valid byte received so far
             throw error
         }
     }
@@ -246,8 +250,10 @@ final class TransferHandler: @unchecked Sendable {
     private let available = DispatchSemaphore(value: TransferHandler.blockCount)
     private let ioFailure = Locked<KioskError?>(nil)
 
-    init(request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory,
-         progress: @escaping @Sendable (Int64) -> Void) throws(KioskError) {
+    init(
+        request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) throws(KioskError) {
         self.request = request
         self.hasher = hasher
         self.writerFactory = writerFactory
@@ -297,11 +303,15 @@ final class TransferHandler: @unchecked Sendable {
         received = 0
     }
 
-    /// Writes what is left, waits for the I/O queue and closes the file. Returns the bytes on disk and the hex
+    /// Writes what is left, waits for the I/O queue, makes the file durable when `synchronize` is set (the file is
+    /// complete: it is about to be verified and recorded) and closes it. Returns the bytes on disk and the hex
     /// SHA-256 of the whole part file.
-    func finish() throws(KioskError) -> (Int64, String) {
+    func finish(synchronize: Bool) throws(KioskError) -> (Int64, String) {
         submit()  // every taken block goes back (DispatchSemaphore must end at its initial value)
         let (bytes, digest, error): (Int64, String, KioskError?) = ioQueue.sync {
+            if synchronize, ioFailure.withLock({ $0 }) == nil, let writer {
+                do throws(KioskError) { try writer.synchronize() } catch { ioFailure.withLock { $0 = error } }
+            }
             writer?.close()
             writer = nil
             return (written, hasher.finalize().hexString, ioFailure.withLock { $0 })
@@ -340,15 +350,18 @@ final class TransferHandler: @unchecked Sendable {
         } else {
             let field = http.value(forHTTPHeaderField: "Content-Range") ?? ""
             guard case .satisfied(let range, let complete)? = ContentRange(parsing: field),
-                  range.first == segmentFirst, range.last == segmentLast, complete == request.expectedLength
+                range.first == segmentFirst, range.last == segmentLast, complete == request.expectedLength
             else {
-                fail(.invalidResponse(
-                    "Content-Range '\(field)' does not match bytes=\(segmentFirst)-\(segmentLast) of \(request.expectedLength)"))
+                fail(
+                    .invalidResponse(
+                        "Content-Range '\(field)' does not match bytes=\(segmentFirst)-\(segmentLast) of \(request.expectedLength)"
+                    ))
                 return
             }
         }
         if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init),
-           length != segmentLast - segmentFirst + 1 {
+            length != segmentLast - segmentFirst + 1
+        {
             fail(.invalidResponse("Content-Length \(length) does not match the requested range"))
             return
         }
@@ -465,13 +478,15 @@ final class TransferHandler: @unchecked Sendable {
         switch mode {
         case .errorBody(let status):
             let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After")
-            continuation.resume(throwing: KioskError.fromResponse(
-                status: status, body: errorBody, retryAfter: RetryAfter.seconds(from: retryAfter)))
+            continuation.resume(
+                throwing: KioskError.fromResponse(
+                    status: status, body: errorBody, retryAfter: RetryAfter.seconds(from: retryAfter)))
         case .content:
             guard received == segmentLast + 1 else {
-                continuation.resume(throwing: KioskError.network(
-                    code: URLError.networkConnectionLost.rawValue,
-                    underlying: "the connection ended after \(received) of \(request.expectedLength) bytes"))
+                continuation.resume(
+                    throwing: KioskError.network(
+                        code: URLError.networkConnectionLost.rawValue,
+                        underlying: "the connection ended after \(received) of \(request.expectedLength) bytes"))
                 return
             }
             continuation.resume(returning: .received(entityTag: entityTag))
