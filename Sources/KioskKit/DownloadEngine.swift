@@ -37,9 +37,11 @@ struct DownloadWork: Sendable, Hashable, DownloadFileState {
 /// How the engine reports to its owner. All calls come from the download's own task.
 struct EngineHooks: Sendable {
     /// The work changed in a way worth journaling (new grant, validator seen, file verified, integrity failure).
-    /// For a verified file, `directory` is the folder its final name was created in: the journal makes that folder
-    /// durable before the record.
-    var checkpoint: @Sendable (_ changes: [DownloadChange], _ directory: URL?) async -> Void
+    /// For a verified file, `directory` is the folder its final name was created in and `file` its bytes: the
+    /// journal makes both durable before the record. Returns without waiting for the disk.
+    var checkpoint: @Sendable (_ changes: [DownloadChange], _ directory: URL?, _ file: UnsyncedFile?) async -> Void
+    /// Returns once every checkpoint so far is durable (before the staged files are moved into place).
+    var durable: @Sendable () async -> Void
     /// Bytes on disk / bytes expected. Called from URLSession's delegate queue, at most ~20 times a second.
     var progress: @Sendable (_ written: Int64, _ expected: Int64) -> Void
     /// Every file is here: checking and moving into place begins. Returns `false` when the owner no longer
@@ -79,7 +81,7 @@ struct DownloadEngine: Sendable {
                 return installed
             }
             try createDirectory(staging, known: &folders)
-            removeStrays(in: staging, grant: grant)
+            let onDisk = removeStrays(in: staging, grant: grant)
 
             // Disk space: the bytes still to fetch must fit (a part file already on disk is counted as missing).
             hooks.progress(work.verifiedBytes, grant.totalLength)
@@ -90,7 +92,7 @@ struct DownloadEngine: Sendable {
 
             for file in grant.files where !work.verifiedPaths.contains(file.path) {
                 do {
-                    try await fetchAndVerify(file, work: &work, folders: &folders, hooks: hooks)
+                    try await fetchAndVerify(file, work: &work, onDisk: onDisk, folders: &folders, hooks: hooks)
                     renewalsWithoutProgress = 0
                 } catch let error as KioskError where error.needsNewGrant || error == Self.contentChanged {
                     // Token expired, version gone, or bytes that did not match: ask again. The new grant keeps
@@ -101,6 +103,7 @@ struct DownloadEngine: Sendable {
                     continue outer
                 }
             }
+            await hooks.durable()
             guard await hooks.verifying() else { throw CancellationError() }
             try Task.checkCancellation()
             return try install(work, grant: grant)
@@ -133,12 +136,13 @@ struct DownloadEngine: Sendable {
         }
         changes.append(.grant(new, receivedAt: Date()))
         for change in changes { work.record(change) }
-        await hooks.checkpoint(changes, nil)
+        await hooks.checkpoint(changes, nil, nil)
     }
 
     /// Fetches one file (resuming its part) and verifies it; a wrong hash deletes it and tries once more.
+    /// `onDisk` is what the run's listing of staging found (sizes by relative path): no file is stat-ed here.
     private func fetchAndVerify(
-        _ file: GrantFile, work: inout DownloadWork, folders: inout Set<String>,
+        _ file: GrantFile, work: inout DownloadWork, onDisk: [String: Int64], folders: inout Set<String>,
         hooks: EngineHooks
     ) async throws {
         guard let grant = work.grant else { throw KioskError.invalidResponse("no grant") }
@@ -148,23 +152,23 @@ struct DownloadEngine: Sendable {
         let folder = part.deletingLastPathComponent()
         try createDirectory(folder, known: &folders)
 
-        // A crash between "renamed" and "journaled": the verified file is already in place.
-        if let size = fileSystem.fileSize(final) {
+        // A crash between "renamed" and "journaled": the file is already in place; its bytes may not be durable.
+        if let size = onDisk[file.path] {
             if size == file.length,
                 (try? FileHashing.sha256(of: final, fileSystem: fileSystem)) == file.sha256.lowercased()
             {
-                fileSystem.synchronizeDirectory(folder)
                 work.record(.verified(path: file.path), length: file.length)
-                await hooks.checkpoint([.verified(path: file.path)], nil)
+                await hooks.checkpoint(
+                    [.verified(path: file.path)], folder, UnsyncedFile(final, fileSystem: fileSystem))
                 return
             }
             fileSystem.remove(final)
         }
 
         let base = work.verifiedBytes
+        var have = onDisk[file.path + ".part"] ?? 0
         while true {
             try Task.checkCancellation()
-            var have = fileSystem.fileSize(part) ?? 0
             if have > file.length {
                 fileSystem.remove(part)
                 have = 0
@@ -178,8 +182,10 @@ struct DownloadEngine: Sendable {
                 }
             }
             let digest: String
+            let unsynced: UnsyncedFile
             if have == file.length {
                 digest = hasher.finalize().hexString
+                unsynced = UnsyncedFile(final, fileSystem: fileSystem)  // complete from an earlier run: synced by name
             } else {
                 if !Self.isTrusted(work) {
                     throw KioskError.server(
@@ -191,20 +197,34 @@ struct DownloadEngine: Sendable {
                     entityTag: work.entityTags[file.path], partURL: part)
                 let expected = grant.totalLength
                 hooks.progress(base + have, expected)  // after re-hashing: the speed is measured from here
+                // A validator is journaled at once only for a file that takes several requests; for the rest of a
+                // file that one request brings, it is journaled only if the request fails (a kill in the middle
+                // loses it: the next run resumes without `If-Range`, and the SHA-256 check catches a changed file).
+                let journalsAtOnce = file.length - have > FileFetcher.segmentSize
+                let unjournaled = Locked<String?>(nil)
                 let outcome: FetchOutcome
                 do {
                     let path = file.path
                     outcome = try await fetcher.fetch(
                         request, hasher: hasher,
                         entityTagSeen: { tag in
-                            await hooks.checkpoint([.entityTag(path: path, tag: tag)], nil)
+                            if journalsAtOnce {
+                                await hooks.checkpoint([.entityTag(path: path, tag: tag)], nil, nil)
+                            } else {
+                                unjournaled.withLock { $0 = tag }
+                            }
                         }
                     ) { written in
                         hooks.progress(base + written, expected)
                     }
-                } catch let error as KioskError {
-                    if error.apiCode == .rangeNotSatisfiable {
+                } catch {
+                    if let tag = unjournaled.withLock({ $0 }) {
+                        work.record(.entityTag(path: file.path, tag: tag))
+                        await hooks.checkpoint([.entityTag(path: file.path, tag: tag)], nil, nil)
+                    }
+                    if let error = error as? KioskError, error.apiCode == .rangeNotSatisfiable {
                         fileSystem.remove(part)  // the part is longer than the file: start over
+                        have = 0
                         work.record(.entityTag(path: file.path, tag: nil))
                         try recordIntegrityFailure(file, work: &work, actual: "")
                         continue
@@ -215,17 +235,17 @@ struct DownloadEngine: Sendable {
                     work.record(.entityTag(path: file.path, tag: tag))
                 }
                 digest = outcome.sha256
+                unsynced = outcome.unsynced
             }
             if digest == file.sha256.lowercased() {
-                // The part was fsynced when it was completed; the rename is made durable by the journal, which
-                // syncs `folder` before the record that says "verified".
+                // The journal makes the bytes and the new name durable before the record that says "verified".
                 do {
                     try fileSystem.rename(part, to: final)
                 } catch {
                     throw KioskError.fileSystem(path: file.path, underlying: "could not move the verified file")
                 }
                 work.record(.verified(path: file.path), length: file.length)
-                await hooks.checkpoint([.verified(path: file.path)], folder)
+                await hooks.checkpoint([.verified(path: file.path)], folder, unsynced)
                 return
             }
             // Wrong bytes: delete them, retry once, then fail with an integrity error.
@@ -242,7 +262,7 @@ struct DownloadEngine: Sendable {
                 [
                     .entityTag(path: file.path, tag: nil),
                     .integrityFailures(path: file.path, count: work.integrityFailures[file.path]),
-                ], nil)
+                ], nil, nil)
             throw thrown ?? Self.contentChanged
         }
     }
@@ -290,13 +310,20 @@ struct DownloadEngine: Sendable {
     }
 
     /// Deletes files in staging that the grant does not list (leftovers of an older version), keeping the parts of
-    /// files it lists. One listing per folder and one status per entry, once per run.
-    private func removeStrays(in staging: URL, grant: Grant) {
+    /// files it lists, and returns the size of what is kept by relative path. One listing per folder and one status
+    /// per file present, once per run.
+    private func removeStrays(in staging: URL, grant: Grant) -> [String: Int64] {
         var wanted = Set(grant.files.map(\.path))
         wanted.formUnion(grant.files.map { $0.path + ".part" })
-        for (relative, _) in fileSystem.regularFiles(under: staging) where !wanted.contains(relative) {
-            fileSystem.remove(staging.appendingPathComponent(relative))
+        var kept: [String: Int64] = [:]
+        for (relative, status) in fileSystem.regularFiles(under: staging) {
+            if wanted.contains(relative) {
+                kept[relative] = status.size
+            } else {
+                fileSystem.remove(staging.appendingPathComponent(relative, isDirectory: false))
+            }
         }
+        return kept
     }
 
     /// Creates a folder under the cache root once per run: `known` remembers the folders already made.

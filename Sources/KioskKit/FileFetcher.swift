@@ -32,6 +32,46 @@ struct FetchOutcome: Sendable {
     var entityTag: String?
     /// Whether the server sent the whole file (200) although a range was asked: the file was started over.
     var restartedFromZero: Bool
+    /// The part file, still open and not yet fsynced: the journal's group commit makes it durable (and closes it)
+    /// before it records the file as verified.
+    var unsynced: UnsyncedFile
+}
+
+/// A complete file whose bytes may not be durable yet. The journal's writer fsyncs it in the group commit that
+/// records it as verified, so that the download goes on meanwhile and files verified close together share the
+/// journal's fsync.
+///
+/// `@unchecked Sendable`: its writer has one owner at a time (the transfer, then the journal's writer queue).
+final class UnsyncedFile: @unchecked Sendable {
+    private enum Source {
+        case open(any PartFileWriter)
+        case path(URL, any KioskFileSystem)
+    }
+
+    private let source: Source
+
+    /// A file still open for writing.
+    init(_ writer: any PartFileWriter) { source = .open(writer) }
+
+    /// A file found complete on disk (written by an earlier session, perhaps never fsynced).
+    init(_ url: URL, fileSystem: any KioskFileSystem) { source = .path(url, fileSystem) }
+
+    /// fsyncs the file and closes it.
+    func synchronize() throws(KioskError) {
+        switch source {
+        case .open(let writer):
+            defer { writer.close() }
+            try writer.synchronize()
+        case .path(let url, let fileSystem):
+            do throws(SystemCallError) {
+                let file = try fileSystem.open(url, mode: .read)
+                defer { file.close() }
+                try file.synchronize()
+            } catch {
+                throw .fileSystem(path: url.lastPathComponent, underlying: error.message)
+            }
+        }
+    }
 }
 
 /// Streams content files to disk with URLSession's data delegate: chunks are hashed and written in large blocks
@@ -123,12 +163,16 @@ final class FileFetcher: Sendable {
                     restarted = true
                 }
             }
-            let (bytesOnDisk, digest) = try handler.finish(synchronize: true)
+            let (bytesOnDisk, digest, kept) = try handler.finish(keepingOpen: true)
+            guard let writer = kept else {
+                throw KioskError.fileSystem(
+                    path: request.partURL.lastPathComponent, underlying: "the part file was closed")
+            }
             return FetchOutcome(
                 bytesOnDisk: bytesOnDisk, sha256: digest, entityTag: entityTag,
-                restartedFromZero: restarted)
+                restartedFromZero: restarted, unsynced: UnsyncedFile(writer))
         } catch {
-            _ = try? handler.finish(synchronize: false)  // keep every valid byte received so far
+            _ = try? handler.finish(keepingOpen: false)  // keep every valid byte received so far
             throw error
         }
     }
@@ -303,21 +347,20 @@ final class TransferHandler: @unchecked Sendable {
         received = 0
     }
 
-    /// Writes what is left, waits for the I/O queue, makes the file durable when `synchronize` is set (the file is
-    /// complete: it is about to be verified and recorded) and closes it. Returns the bytes on disk and the hex
-    /// SHA-256 of the whole part file.
-    func finish(synchronize: Bool) throws(KioskError) -> (Int64, String) {
+    /// Writes what is left and waits for the I/O queue. Returns the bytes on disk, the hex SHA-256 of the whole part
+    /// file, and its writer when `keepingOpen` is set (the file is complete: the journal fsyncs and closes it);
+    /// otherwise the file is closed.
+    func finish(keepingOpen: Bool) throws(KioskError) -> (Int64, String, (any PartFileWriter)?) {
         submit()  // every taken block goes back (DispatchSemaphore must end at its initial value)
-        let (bytes, digest, error): (Int64, String, KioskError?) = ioQueue.sync {
-            if synchronize, ioFailure.withLock({ $0 }) == nil, let writer {
-                do throws(KioskError) { try writer.synchronize() } catch { ioFailure.withLock { $0 = error } }
-            }
-            writer?.close()
+        let (bytes, digest, kept, error): (Int64, String, (any PartFileWriter)?, KioskError?) = ioQueue.sync {
+            let error = ioFailure.withLock { $0 }
+            let kept = keepingOpen && error == nil ? writer : nil
+            if kept == nil { writer?.close() }
             writer = nil
-            return (written, hasher.finalize().hexString, ioFailure.withLock { $0 })
+            return (written, hasher.finalize().hexString, kept, error)
         }
         if let error { throw error }
-        return (bytes, digest)
+        return (bytes, digest, kept)
     }
 
     /// Decides what the response is on its first bytes (or at completion for an empty body).

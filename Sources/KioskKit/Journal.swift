@@ -68,9 +68,11 @@ enum JournalEntry: Sendable, Hashable, Codable {
 
 /// The journal: a snapshot (`journal.json`) and an append-only log of the changes since (`journal.log`).
 ///
-/// - **Appending** (``append(_:syncing:)``) never waits: entries queue, and one writer on the journal's own queue
-///   writes every queued entry, syncs the folders the entries asked for (where verified files got their final
-///   name), then fsyncs the log once for all of them (a group commit). ``waitUntilDurable()`` and
+/// - **Appending** (``append(_:syncing:file:)``) never waits: entries queue, and one writer on the journal's own
+///   queue takes every queued entry, fsyncs the files (several at once) and folders they asked for (a verified
+///   file's bytes and the folder where it got its final name), then writes the entries and fsyncs the log once for
+///   all of them (a group commit). The writer starts ``commitDelay`` after the first append, or at once when
+///   ``groupSize`` entries are queued or someone waits, so that files verified close together share the fsync. ``waitUntilDurable()`` and
 ///   ``synchronize()`` return once everything appended before them is on disk.
 /// - **Compaction**: when the log grows past the snapshot's size (at least 256 KiB), the writer writes a new
 ///   snapshot atomically (temporary file, fsync, the previous copy kept as `journal.prev.json`, rename, folder
@@ -99,10 +101,16 @@ final class Journal: Sendable {
         var generation: UInt64
     }
 
+    /// Entries appended by one call, with what must be durable before them.
+    private struct Append {
+        var entries: [JournalEntry]
+        var directory: URL?
+        var file: UnsyncedFile?
+    }
+
     /// What the writer and the appenders share.
     private struct Shared {
-        var pending: [JournalEntry] = []
-        var directories: Set<URL> = []
+        var pending: [Append] = []
         var appended: UInt64 = 0
         var durable: UInt64 = 0
         var waiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
@@ -117,6 +125,12 @@ final class Journal: Sendable {
         var logBytes = 0
         var snapshotBytes = 0
     }
+
+    /// How long an append may wait for others to share its fsync when nobody waits for it: at most this much work
+    /// is lost in a crash (files verified in it are found in staging and hashed again, not fetched again).
+    static let commitDelay = DispatchTimeInterval.milliseconds(50)
+    /// Appends written at once, without waiting for ``commitDelay``.
+    static let groupSize = 64
 
     /// The smallest log that is compacted.
     static let minimumCompactionSize = 256 << 10
@@ -157,19 +171,24 @@ final class Journal: Sendable {
         return result
     }
 
-    /// Queues entries for the log and returns at once. `directory`, when given, is fsynced before the entries'
-    /// fsync (the folder where a verified file got its final name).
-    func append(_ entries: [JournalEntry], syncing directory: URL? = nil) {
+    /// Queues entries for the log and returns at once. `file` and `directory`, when given, are made durable before
+    /// the entries are written: a verified file's bytes and the folder where it got its final name. When the file's
+    /// fsync fails, its entries are dropped (the file is found and checked again on the next run).
+    func append(_ entries: [JournalEntry], syncing directory: URL? = nil, file: UnsyncedFile? = nil) {
         guard !entries.isEmpty else { return }
-        let start = shared.withLock { shared -> Bool in
-            shared.pending += entries
-            if let directory { shared.directories.insert(directory) }
+        let (start, full) = shared.withLock { shared -> (Bool, Bool) in
+            shared.pending.append(Append(entries: entries, directory: directory, file: file))
             shared.appended += 1
-            guard !shared.isWriting else { return false }
+            let full = shared.pending.count >= Self.groupSize
+            guard !shared.isWriting else { return (false, full) }
             shared.isWriting = true
-            return true
+            return (true, full)
         }
-        if start { queue.async { self.writeQueued() } }
+        if full {
+            queue.async { self.writeQueued(draining: false) }
+        } else if start {
+            queue.asyncAfter(deadline: .now() + Self.commitDelay) { self.writeQueued(draining: false) }
+        }
     }
 
     /// Returns once everything appended before the call is durable.
@@ -180,23 +199,24 @@ final class Journal: Sendable {
                 shared.waiters.append((shared.appended, continuation))
                 return false
             }
-            if resumeNow { continuation.resume() }
+            if resumeNow {
+                continuation.resume()
+            } else {
+                queue.async { self.writeQueued(draining: true) }  // someone waits: no commit delay
+            }
         }
     }
 
     /// Blocks until everything appended before the call is durable (for an install and for closing: rare).
     func synchronize() {
-        queue.sync { writeQueued() }  // runs after any write already started; writes whatever is still queued
+        queue.sync { writeQueued(draining: true) }  // after any write already started; writes whatever is queued
     }
 
     /// Writes `snapshot` as the whole journal at once (a compaction), with whatever was queued before dropped:
     /// the snapshot is the state. Used at launch, after recovery.
     func replace(with snapshot: JournalSnapshot) throws(KioskError) {
         let result: Result<Void, KioskError> = queue.sync {
-            shared.withLock {
-                $0.pending = []
-                $0.directories = []
-            }
+            shared.withLock { $0.pending = [] }
             writer.snapshot = snapshot
             do throws(KioskError) {
                 try compact()
@@ -210,28 +230,91 @@ final class Journal: Sendable {
 
     // MARK: - The writer (on `queue`)
 
-    /// Writes every queued entry with one fsync, resumes the waiters, and repeats while entries keep coming.
-    private func writeQueued() {
+    /// Writes every queued entry with one fsync and resumes the waiters. Then, while entries keep coming: goes on at
+    /// once when `draining`, when a full group is queued or when someone waits; otherwise comes back after
+    /// ``commitDelay``, so that the entries of the files verified meanwhile share the next fsync.
+    private func writeQueued(draining: Bool) {
         while true {
-            let (entries, directories, target) = shared.withLock { shared in
-                let taken = (shared.pending, shared.directories, shared.appended)
+            let (appends, target) = shared.withLock { shared in
+                let taken = (shared.pending, shared.appended)
                 shared.pending = []
-                shared.directories = []
                 if taken.0.isEmpty { shared.isWriting = false }
                 return taken
             }
-            if entries.isEmpty {
+            if appends.isEmpty {
                 finish(upTo: target, error: nil)
                 return
             }
+            // Data first: the files' bytes, then the folders of their names, then the records that say so.
             var failure: KioskError?
+            var entries: [JournalEntry] = []
+            var directories = Set<URL>()
+            let fileErrors = Self.synchronize(appends.map(\.file))
+            for (append, fileError) in zip(appends, fileErrors) {
+                if let fileError {
+                    failure = fileError
+                    continue
+                }
+                entries += append.entries
+                if let directory = append.directory { directories.insert(directory) }
+            }
+            for directory in directories { fileSystem.synchronizeDirectory(directory) }
             do throws(KioskError) {
-                try write(entries, syncing: directories)
+                try write(entries)
             } catch {
                 failure = error
             }
             finish(upTo: target, error: failure)
+            let next = shared.withLock { shared -> Int in
+                if shared.pending.isEmpty {
+                    shared.isWriting = false
+                    return 0
+                }
+                return draining || shared.pending.count >= Self.groupSize || !shared.waiters.isEmpty ? 1 : 2
+            }
+            if next == 0 { return }
+            if next == 2 {
+                queue.asyncAfter(deadline: .now() + Self.commitDelay) { self.writeQueued(draining: false) }
+                return
+            }
         }
+    }
+
+    /// How many files one group commit fsyncs at once. A file system commits concurrent fsyncs together (ext4's
+    /// journal, APFS): eight at once cost about what one costs, where eight in a row cost eight times as much.
+    static let concurrentFileSyncs = 8
+
+    /// fsyncs the files (on up to ``concurrentFileSyncs`` threads) and returns each one's error.
+    private static func synchronize(_ files: [UnsyncedFile?]) -> [KioskError?] {
+        let work = files.enumerated().compactMap { index, file in file.map { (index, $0) } }
+        let errors = Locked([KioskError?](repeating: nil, count: files.count))
+        guard work.count > 1 else {
+            for (index, file) in work {
+                do throws(KioskError) { try file.synchronize() } catch { errors.withLock { $0[index] = error } }
+            }
+            return errors.withLock { $0 }
+        }
+        let next = Locked(0)
+        let done = DispatchGroup()
+        for _ in 0..<min(work.count, concurrentFileSyncs) {
+            done.enter()
+            // Threads of their own: fsync blocks, and the shared pool is only as wide as the CPU count.
+            let thread = Thread {
+                defer { done.leave() }
+                while true {
+                    let position = next.withLock { value -> Int in
+                        defer { value += 1 }
+                        return value
+                    }
+                    guard position < work.count else { return }
+                    let (index, file) = work[position]
+                    do throws(KioskError) { try file.synchronize() } catch { errors.withLock { $0[index] = error } }
+                }
+            }
+            thread.start()
+        }
+        done.wait()
+        return errors.withLock { $0 }
     }
 
     private func finish(upTo target: UInt64, error: KioskError?) {
@@ -245,7 +328,8 @@ final class Journal: Sendable {
         for waiter in ready { waiter.resume() }
     }
 
-    private func write(_ entries: [JournalEntry], syncing directories: Set<URL>) throws(KioskError) {
+    private func write(_ entries: [JournalEntry]) throws(KioskError) {
+        guard !entries.isEmpty else { return }
         for entry in entries { writer.snapshot.apply(entry) }
         var lines = Data()
         let encoder = KioskJSON.makeEncoder()
@@ -258,15 +342,12 @@ final class Journal: Sendable {
             throw .journal("encoding failed: \(error)")
         }
         if writer.log == nil || writer.logBytes + lines.count > max(writer.snapshotBytes, Self.minimumCompactionSize) {
-            // The snapshot already holds these entries (applied above).
-            for directory in directories { fileSystem.synchronizeDirectory(directory) }
-            try compact()
+            try compact()  // the snapshot already holds these entries (applied above)
             return
         }
         guard let log = writer.log else { return }
         do throws(SystemCallError) {
             try log.write(lines)
-            for directory in directories { fileSystem.synchronizeDirectory(directory) }
             try log.synchronize()
         } catch {
             writer.log?.close()

@@ -682,7 +682,10 @@ public actor KioskClient {
         work.installed = installed[record.productID]
         let engine = self.engine
         let hooks = EngineHooks(
-            checkpoint: { [weak self] changes, directory in await self?.checkpoint(id, changes, syncing: directory) },
+            checkpoint: { [weak self] changes, directory, file in
+                await self?.checkpoint(id, changes, syncing: directory, file: file)
+            },
+            durable: { [journal] in await journal.waitUntilDurable() },
             progress: { [weak self] written, expected in
                 let at = ContinuousClock.now
                 Task { await self?.reportProgress(id, written: written, expected: expected, at: at) }
@@ -702,10 +705,11 @@ public actor KioskClient {
 
     /// Applies the engine's changes to the record and appends them to the journal (without waiting for the disk:
     /// the journal's group commit makes them durable together with their neighbours').
-    private func checkpoint(_ id: DownloadID, _ changes: [DownloadChange], syncing directory: URL?) {
+    private func checkpoint(_ id: DownloadID, _ changes: [DownloadChange], syncing directory: URL?, file: UnsyncedFile?)
+    {
         guard records[id] != nil, !isClosed else { return }
         for change in changes { records[id]?.apply(change) }
-        journal.append(changes.map { .changed(id: id, $0) }, syncing: directory)
+        journal.append(changes.map { .changed(id: id, $0) }, syncing: directory, file: file)
         if let total = records[id]?.grant?.totalLength { progress[id]?.bytesExpected = total }
         if case .active? = machines[id]?.state, var machine = machines[id] {
             machine.madeProgress()

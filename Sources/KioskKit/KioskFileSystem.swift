@@ -131,7 +131,9 @@ extension KioskFileSystem {
             let url = relative.isEmpty ? folder : folder.appendingPathComponent(relative, isDirectory: true)
             for name in contentsOfDirectory(url) ?? [] {
                 let path = relative.isEmpty ? name : relative + "/" + name
-                guard let status = linkStatus(folder.appendingPathComponent(path).path) else { continue }
+                guard let status = linkStatus(folder.appendingPathComponent(path, isDirectory: false).path) else {
+                    continue
+                }
                 switch status.kind {
                 case .regular: found.append((path, status))
                 case .directory: folders.append(path)
