@@ -111,6 +111,8 @@ final class Journal: Sendable {
     /// What the writer and the appenders share.
     private struct Shared {
         var pending: [Append] = []
+        /// When the oldest entry of ``pending`` was appended.
+        var oldestPending = DispatchTime.now()
         var appended: UInt64 = 0
         var durable: UInt64 = 0
         var waiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
@@ -126,8 +128,9 @@ final class Journal: Sendable {
         var snapshotBytes = 0
     }
 
-    /// How long an append may wait for others to share its fsync when nobody waits for it: at most this much work
-    /// is lost in a crash (files verified in it are found in staging and hashed again, not fetched again).
+    /// How long an append may wait for others to share its fsync when nobody waits for it. A crash loses the records
+    /// of about this much work plus one write; the files they named are found in staging and hashed again, not
+    /// fetched again.
     static let commitDelay = DispatchTimeInterval.milliseconds(50)
     /// Appends written at once, without waiting for ``commitDelay``.
     static let groupSize = 64
@@ -177,6 +180,7 @@ final class Journal: Sendable {
     func append(_ entries: [JournalEntry], syncing directory: URL? = nil, file: UnsyncedFile? = nil) {
         guard !entries.isEmpty else { return }
         let (start, full) = shared.withLock { shared -> (Bool, Bool) in
+            if shared.pending.isEmpty { shared.oldestPending = .now() }
             shared.pending.append(Append(entries: entries, directory: directory, file: file))
             shared.appended += 1
             let full = shared.pending.count >= Self.groupSize
@@ -231,8 +235,8 @@ final class Journal: Sendable {
     // MARK: - The writer (on `queue`)
 
     /// Writes every queued entry with one fsync and resumes the waiters. Then, while entries keep coming: goes on at
-    /// once when `draining`, when a full group is queued or when someone waits; otherwise comes back after
-    /// ``commitDelay``, so that the entries of the files verified meanwhile share the next fsync.
+    /// once when `draining`, when a full group is queued, when someone waits or when the oldest queued entry is
+    /// ``commitDelay`` old; otherwise comes back then, so that the files verified meanwhile share the next fsync.
     private func writeQueued(draining: Bool) {
         while true {
             let (appends, target) = shared.withLock { shared in
@@ -265,16 +269,17 @@ final class Journal: Sendable {
                 failure = error
             }
             finish(upTo: target, error: failure)
-            let next = shared.withLock { shared -> Int in
+            let next = shared.withLock { shared -> DispatchTime? in
                 if shared.pending.isEmpty {
                     shared.isWriting = false
-                    return 0
+                    return nil
                 }
-                return draining || shared.pending.count >= Self.groupSize || !shared.waiters.isEmpty ? 1 : 2
+                if draining || shared.pending.count >= Self.groupSize || !shared.waiters.isEmpty { return .now() }
+                return shared.oldestPending + Self.commitDelay
             }
-            if next == 0 { return }
-            if next == 2 {
-                queue.asyncAfter(deadline: .now() + Self.commitDelay) { self.writeQueued(draining: false) }
+            guard let next else { return }
+            if next > .now() {
+                queue.asyncAfter(deadline: next) { self.writeQueued(draining: false) }
                 return
             }
         }
