@@ -3,7 +3,9 @@ import Foundation
 /// Where things live under the cache root.
 ///
 /// ```
-/// <root>/journal.json            the journal (and journal.prev.json, the previous good copy)
+/// <root>/journal.json            the journal's snapshot (and journal.prev.json, the previous good copy)
+/// <root>/journal.log             the changes since the snapshot, one JSON line each
+/// <root>/Markers/<product_id>.json   the identity of installed content's folders, for the per-product check
 /// <root>/catalog.json            the last catalog answers with their ETags
 /// <root>/installation-id         this installation's ID, sent with grant requests
 /// <root>/Staging/<product_id>/   files being downloaded (`<path>.part`, then `<path>` once verified)
