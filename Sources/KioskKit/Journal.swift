@@ -117,7 +117,6 @@ final class Journal: Sendable {
         var durable: UInt64 = 0
         var waiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
         var isWriting = false
-        var lastError: KioskError?
     }
 
     /// The writer's own state, touched only on ``queue``.
@@ -153,9 +152,6 @@ final class Journal: Sendable {
         self.layout = layout
         self.fileSystem = fileSystem
     }
-
-    /// The last error of a write that failed (the next compaction retries from the state in memory).
-    var lastError: KioskError? { shared.withLock { $0.lastError } }
 
     /// Loads the journal, recovering from whatever state a crash left.
     func load() -> (JournalSnapshot, Recovery) {
@@ -246,29 +242,21 @@ final class Journal: Sendable {
                 return taken
             }
             if appends.isEmpty {
-                finish(upTo: target, error: nil)
+                finish(upTo: target)
                 return
             }
             // Data first: the files' bytes, then the folders of their names, then the records that say so.
-            var failure: KioskError?
             var entries: [JournalEntry] = []
             var directories = Set<URL>()
-            let fileErrors = Self.synchronize(appends.map(\.file))
-            for (append, fileError) in zip(appends, fileErrors) {
-                if let fileError {
-                    failure = fileError
-                    continue
-                }
+            for (append, synced) in zip(appends, Self.synchronize(appends.map(\.file))) where synced {
                 entries += append.entries
                 if let directory = append.directory { directories.insert(directory) }
             }
             for directory in directories { fileSystem.synchronizeDirectory(directory) }
-            do throws(KioskError) {
-                try write(entries)
-            } catch {
-                failure = error
-            }
-            finish(upTo: target, error: failure)
+            // A failed write closes the log; the next write compacts from the state in memory, which has these
+            // entries (a full disk is retried that way at every checkpoint).
+            try? write(entries)
+            finish(upTo: target)
             let next = shared.withLock { shared -> DispatchTime? in
                 if shared.pending.isEmpty {
                     shared.isWriting = false
@@ -289,15 +277,13 @@ final class Journal: Sendable {
     /// journal, APFS): eight at once cost about what one costs, where eight in a row cost eight times as much.
     static let concurrentFileSyncs = 8
 
-    /// fsyncs the files (on up to ``concurrentFileSyncs`` threads) and returns each one's error.
-    private static func synchronize(_ files: [UnsyncedFile?]) -> [KioskError?] {
+    /// fsyncs the files (on up to ``concurrentFileSyncs`` threads) and tells which succeeded (`true` for no file).
+    private static func synchronize(_ files: [UnsyncedFile?]) -> [Bool] {
         let work = files.enumerated().compactMap { index, file in file.map { (index, $0) } }
-        let errors = Locked([KioskError?](repeating: nil, count: files.count))
+        let synced = Locked([Bool](repeating: true, count: files.count))
         guard work.count > 1 else {
-            for (index, file) in work {
-                do throws(KioskError) { try file.synchronize() } catch { errors.withLock { $0[index] = error } }
-            }
-            return errors.withLock { $0 }
+            for (index, file) in work where (try? file.synchronize()) == nil { synced.withLock { $0[index] = false } }
+            return synced.withLock { $0 }
         }
         let next = Locked(0)
         let done = DispatchGroup()
@@ -313,18 +299,17 @@ final class Journal: Sendable {
                     }
                     guard position < work.count else { return }
                     let (index, file) = work[position]
-                    do throws(KioskError) { try file.synchronize() } catch { errors.withLock { $0[index] = error } }
+                    if (try? file.synchronize()) == nil { synced.withLock { $0[index] = false } }
                 }
             }
             thread.start()
         }
         done.wait()
-        return errors.withLock { $0 }
+        return synced.withLock { $0 }
     }
 
-    private func finish(upTo target: UInt64, error: KioskError?) {
+    private func finish(upTo target: UInt64) {
         let ready = shared.withLock { shared -> [CheckedContinuation<Void, Never>] in
-            if let error { shared.lastError = error }
             shared.durable = max(shared.durable, target)
             let ready = shared.waiters.filter { $0.0 <= shared.durable }.map(\.1)
             shared.waiters.removeAll { $0.0 <= shared.durable }
