@@ -24,12 +24,13 @@ struct FileStatus: Sendable, Hashable, Codable {
     var modified: Int64
 }
 
-/// A failed system call: its `errno`.
+/// A failed system call: its `errno` (and, from a Foundation call, Foundation's description).
 struct SystemCallError: Error, Sendable, Hashable {
     var code: Int32
+    var detail: String? = nil
 
-    /// `strerror` of the code.
-    var message: String { String(cString: strerror(code)) }
+    /// The description, or `strerror` of the code.
+    var message: String { detail ?? String(cString: strerror(code)) }
 }
 
 /// One open file. Every call on it is a call of the ``KioskFileSystem`` that opened it.
@@ -198,7 +199,8 @@ struct POSIXFileSystem: KioskFileSystem {
         do {
             try FileManager.default.moveItem(at: from, to: to)
         } catch {
-            throw SystemCallError(code: Int32((error as NSError).code == NSFileWriteFileExistsError ? EEXIST : EIO))
+            let code = (error as NSError).code == NSFileWriteFileExistsError ? EEXIST : EIO
+            throw SystemCallError(code: code, detail: error.localizedDescription)
         }
     }
 
