@@ -87,7 +87,8 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
-        .testTarget(name: "KioskKitTests", dependencies: ["KioskKit", "KioskCore"]),
+        .testTarget(
+            name: "KioskKitTests", dependencies: ["KioskKit", "KioskCore"], resources: [.copy("Fixtures")]),
         .testTarget(name: "KioskCLITests", dependencies: ["kiosk"]),
         .testTarget(
             name: "EndToEndTests",

@@ -16,63 +16,81 @@ enum CacheFiles {
     /// The flags for opening a part file to append to: created if missing, never followed if a link.
     static let appendFlags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC
 
-    /// Creates `url` as a new, empty file open for writing (mode 0600). Whatever had its name (a stale temporary
-    /// file, a planted link) is unlinked first, never followed. Returns the descriptor, or -1 with `errno` set.
-    static func createFresh(_ url: URL) -> Int32 {
-        url.withUnsafeFileSystemRepresentation { path -> Int32 in
-            guard let path else {
-                errno = EINVAL
-                return -1
+    /// Writes `data` to a fresh `url` (unlinking whatever had its name, never following it) and fsyncs it.
+    static func writeDurably(_ data: Data, to url: URL, fileSystem: any KioskFileSystem) throws(KioskError) {
+        do throws(SystemCallError) {
+            let file = try fileSystem.open(url, mode: .createFresh)
+            defer { file.close() }
+            try file.write(data)
+            try file.synchronize()
+        } catch {
+            if error.code == ENOSPC || error.code == EDQUOT {
+                throw .insufficientStorage(needed: Int64(data.count), available: nil)
             }
-            _ = unlink(path)  // ENOENT is the usual answer
-            return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            throw .fileSystem(path: url.lastPathComponent, underlying: error.message)
         }
     }
 
     /// Writes `data` to `url` atomically and durably: a fresh `<name>.tmp` beside it, fsync, then rename over `url`
     /// (a rename replaces a link at `url`, it does not follow it).
-    static func writeAtomically(_ data: Data, to url: URL) throws(KioskError) {
+    static func writeAtomically(_ data: Data, to url: URL, fileSystem: any KioskFileSystem) throws(KioskError) {
         let temporary = url.appendingPathExtension("tmp")
-        try Journal.writeDurably(data, to: temporary)
-        let renamed = temporary.withUnsafeFileSystemRepresentation { from in
-            url.withUnsafeFileSystemRepresentation { to in
-                guard let from, let to else { return Int32(-1) }
-                return rename(from, to)
-            }
-        }
-        guard renamed == 0 else {
-            let code = errno
-            try? FileManager.default.removeItem(at: temporary)
-            throw .fileSystem(path: url.lastPathComponent, underlying: String(cString: strerror(code)))
+        try writeDurably(data, to: temporary, fileSystem: fileSystem)
+        do {
+            try fileSystem.rename(temporary, to: url)
+        } catch {
+            fileSystem.remove(temporary)
+            throw .fileSystem(path: url.lastPathComponent, underlying: error.message)
         }
     }
 
     /// Creates the folder `url` and its missing parents below `root`, refusing any component below `root` that is
     /// a symbolic link or not a folder.
-    static func createDirectory(_ url: URL, under root: URL) throws(KioskError) {
+    static func createDirectory(_ url: URL, under root: URL, fileSystem: any KioskFileSystem) throws(KioskError) {
         let rootPath = root.standardizedFileURL.path
         let path = url.standardizedFileURL.path
         guard path == rootPath || path.hasPrefix(rootPath.hasSuffix("/") ? rootPath : rootPath + "/") else {
             throw .fileSystem(path: path, underlying: "the folder is outside the cache root")
         }
-        do {
-            try FileManager.default.createDirectory(atPath: rootPath, withIntermediateDirectories: true)
-        } catch {
-            throw .fileSystem(path: rootPath, underlying: error.localizedDescription)
-        }
+        try createRoot(root, fileSystem: fileSystem)
         var current = rootPath
         for component in path.dropFirst(rootPath.count).split(separator: "/") {
             current += (current.hasSuffix("/") ? "" : "/") + component
-            var info = stat()
-            if lstat(current, &info) != 0 {
-                guard errno == ENOENT, mkdir(current, 0o755) == 0 || errno == EEXIST, lstat(current, &info) == 0 else {
-                    throw .fileSystem(path: current, underlying: String(cString: strerror(errno)))
+            var status = fileSystem.linkStatus(current)
+            if status == nil {
+                do {
+                    try fileSystem.makeDirectory(current)
+                } catch  where error.code == EEXIST {
+                } catch {
+                    throw .fileSystem(path: current, underlying: error.message)
                 }
+                status = fileSystem.linkStatus(current)
             }
-            switch info.st_mode & S_IFMT {
-            case S_IFDIR: continue
-            case S_IFLNK: throw .fileSystem(path: current, underlying: "refused to follow a symbolic link in the cache")
+            switch status?.kind {
+            case .directory?: continue
+            case .symbolicLink?:
+                throw .fileSystem(path: current, underlying: "refused to follow a symbolic link in the cache")
+            case nil: throw .fileSystem(path: current, underlying: "the folder could not be created")
             default: throw .fileSystem(path: current, underlying: "a file is where a folder belongs")
+            }
+        }
+    }
+
+    /// Creates the cache root and its missing parents (the root itself may be, or lie below, a symbolic link).
+    static func createRoot(_ root: URL, fileSystem: any KioskFileSystem) throws(KioskError) {
+        guard fileSystem.status(root)?.kind != .directory else { return }
+        var missing: [URL] = []
+        var folder = root.standardizedFileURL
+        while fileSystem.status(folder) == nil, folder.path != "/" {
+            missing.append(folder)
+            folder.deleteLastPathComponent()
+        }
+        for folder in missing.reversed() {
+            do {
+                try fileSystem.makeDirectory(folder.path)
+            } catch  where error.code == EEXIST {
+            } catch {
+                throw .fileSystem(path: folder.path, underlying: error.message)
             }
         }
     }

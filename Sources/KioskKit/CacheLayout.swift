@@ -3,7 +3,9 @@ import Foundation
 /// Where things live under the cache root.
 ///
 /// ```
-/// <root>/journal.json            the journal (and journal.prev.json, the previous good copy)
+/// <root>/journal.json            the journal's snapshot (and journal.prev.json, the previous good copy)
+/// <root>/journal.log             the changes since the snapshot, one JSON line each
+/// <root>/Markers/<product_id>.json   the identity of installed content's folders, for the per-product check
 /// <root>/catalog.json            the last catalog answers for `ids` with their ETags
 /// <root>/catalog-mirror.json     the whole catalog, kept up to date with the change feed
 /// <root>/installation-id         this installation's ID, sent with grant requests
@@ -21,17 +23,19 @@ public struct CacheLayout: Sendable, Hashable {
     /// elsewhere.
     public static var defaultRoot: URL {
         #if canImport(Darwin)
-        let caches = FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
-            ?? URL(fileURLWithPath: NSTemporaryDirectory())
-        return caches.appendingPathComponent("Kiosk", isDirectory: true)
+            let caches =
+                FileManager.default.urls(for: .cachesDirectory, in: .userDomainMask).first
+                ?? URL(fileURLWithPath: NSTemporaryDirectory())
+            return caches.appendingPathComponent("Kiosk", isDirectory: true)
         #else
-        let environment = ProcessInfo.processInfo.environment
-        if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
-            return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("kiosk", isDirectory: true)
-        }
-        let home = environment["HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
-            ?? FileManager.default.homeDirectoryForCurrentUser
-        return home.appendingPathComponent(".cache/kiosk", isDirectory: true)
+            let environment = ProcessInfo.processInfo.environment
+            if let xdg = environment["XDG_CACHE_HOME"], xdg.hasPrefix("/") {
+                return URL(fileURLWithPath: xdg, isDirectory: true).appendingPathComponent("kiosk", isDirectory: true)
+            }
+            let home =
+                environment["HOME"].map { URL(fileURLWithPath: $0, isDirectory: true) }
+                ?? FileManager.default.homeDirectoryForCurrentUser
+            return home.appendingPathComponent(".cache/kiosk", isDirectory: true)
         #endif
     }
 
@@ -55,12 +59,12 @@ public struct CacheLayout: Sendable, Hashable {
 
     /// A verified file in staging.
     public func stagedFile(productID: String, path: String) -> URL {
-        staging(productID: productID).appendingPathComponent(path)
+        staging(productID: productID).appendingPathComponent(path, isDirectory: false)
     }
 
     /// A partial file in staging (`<path>.part`).
     public func partFile(productID: String, path: String) -> URL {
-        staging(productID: productID).appendingPathComponent(path + ".part")
+        staging(productID: productID).appendingPathComponent(path + ".part", isDirectory: false)
     }
 
     /// The installed folder of one version of a product.

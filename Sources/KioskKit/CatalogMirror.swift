@@ -41,15 +41,15 @@ struct CatalogMirror: Codable, Sendable, Equatable {
     }
 
     /// The copy kept at `url`, nil when there is none or it cannot be read (it is then rebuilt from the server).
-    static func load(from url: URL) -> CatalogMirror? {
-        guard let data = try? Data(contentsOf: url),
+    static func load(from url: URL, fileSystem: any KioskFileSystem) -> CatalogMirror? {
+        guard let data = fileSystem.contents(of: url),
             let mirror = try? KioskJSON.decode(CatalogMirror.self, from: data), mirror.format == currentFormat
         else { return nil }
         return mirror
     }
 
     /// Writes the copy to `url` atomically.
-    func save(to url: URL) throws {
-        try CacheFiles.writeAtomically(try KioskJSON.encode(self), to: url)
+    func save(to url: URL, fileSystem: any KioskFileSystem) throws {
+        try CacheFiles.writeAtomically(try KioskJSON.encode(self), to: url, fileSystem: fileSystem)
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import KioskCore
 
 /// What a running download knows and the journal keeps between state changes: the grant and each file's fate.
-struct DownloadWork: Sendable, Hashable {
+struct DownloadWork: Sendable, Hashable, DownloadFileState {
     var productID: String
     var proof: PurchaseProof
     var grant: Grant?
@@ -15,12 +15,33 @@ struct DownloadWork: Sendable, Hashable {
     /// The product's installed content when the transfer started (not journaled): when the grant names the same
     /// version, there is nothing to download.
     var installed: InstalledContent? = nil
+    /// The bytes of ``verifiedPaths`` (not journaled): kept up to date as files are verified, so that progress
+    /// never scans the product's files.
+    var verifiedBytes: Int64 = 0
+
+    /// Applies `change` and keeps ``verifiedBytes`` up to date. A verified file costs O(1): the engine passes its
+    /// length; a grant change recounts; a discarded file (grant renewals only) looks its length up.
+    mutating func record(_ change: DownloadChange, length: Int64 = 0) {
+        var delta: Int64 = 0
+        switch change {
+        case .verified(let path) where !verifiedPaths.contains(path): delta = length
+        case .discarded(let path) where verifiedPaths.contains(path):
+            delta = -(grant?.files.first { $0.path == path }?.length ?? 0)
+        default: break
+        }
+        apply(change)
+        if case .grant = change { verifiedBytes = verifiedLength } else { verifiedBytes += delta }
+    }
 }
 
 /// How the engine reports to its owner. All calls come from the download's own task.
 struct EngineHooks: Sendable {
-    /// The work changed in a way worth journaling (new grant, file started, file verified).
-    var checkpoint: @Sendable (DownloadWork) async -> Void
+    /// The work changed in a way worth journaling (new grant, validator seen, file verified, integrity failure).
+    /// For a verified file, `directory` is the folder its final name was created in and `file` its bytes: the
+    /// journal makes both durable before the record. Returns without waiting for the disk.
+    var checkpoint: @Sendable (_ changes: [DownloadChange], _ directory: URL?, _ file: UnsyncedFile?) async -> Void
+    /// Returns once every checkpoint so far is durable (before the staged files are moved into place).
+    var durable: @Sendable () async -> Void
     /// Bytes on disk / bytes expected. Called from URLSession's delegate queue, at most ~20 times a second.
     var progress: @Sendable (_ written: Int64, _ expected: Int64) -> Void
     /// Every file is here: checking and moving into place begins. Returns `false` when the owner no longer
@@ -31,43 +52,47 @@ struct EngineHooks: Sendable {
 /// Runs one download to completion: grant, per-file ranged fetches into `.part` files, verification,
 /// grant renewal keeping valid bytes, atomic install. No state machine decisions are taken here: every failure
 /// is thrown, typed, to the ``KioskClient``, which feeds it to the ``DownloadStateMachine``.
+///
+/// The work per file is a constant number of file-system calls, whatever the number of files: progress is kept in
+/// ``DownloadWork/verifiedBytes`` and the folders already created are remembered.
 struct DownloadEngine: Sendable {
     let api: APIClient
     let fetcher: FileFetcher
     let layout: CacheLayout
+    let fileSystem: any KioskFileSystem
     /// Free bytes on the cache volume (`nil` when unknown).
     let availableSpace: @Sendable (URL) -> Int64?
-
-    private var fileManager: FileManager { .default }
 
     /// Downloads and installs `work.productID`. Returns the installed content.
     func run(_ initial: DownloadWork, hooks: EngineHooks) async throws -> InstalledContent {
         var work = initial
+        work.verifiedBytes = work.verifiedLength
         let staging = layout.staging(productID: work.productID)
         var renewalsWithoutProgress = 0
+        var folders = Set<String>()
         outer: while true {
             try Task.checkCancellation()
             if !Self.isTrusted(work) { try await renewGrant(&work, hooks: hooks) }
             guard let grant = work.grant else { throw KioskError.invalidResponse("no grant") }
             if let installed = work.installed, installed.version == grant.contentVersion,
-               case .intact = ContentReconciler.check(installed, fileSize: ContentReconciler.diskFileSize) {
-                try? fileManager.removeItem(at: staging)
+                case .intact = ContentReconciler.check(installed, fileSize: fileSystem.fileSize)
+            {
+                fileSystem.remove(staging)
                 return installed
             }
-            try createDirectory(staging)
-            removeStrays(in: staging, grant: grant)
+            try createDirectory(staging, known: &folders)
+            let onDisk = removeStrays(in: staging, grant: grant)
 
-            // Disk space: the bytes still to fetch must fit.
-            let onDisk = bytesOnDisk(work)
-            hooks.progress(onDisk, grant.totalLength)
-            let needed = grant.totalLength - onDisk
+            // Disk space: the bytes still to fetch must fit (a part file already on disk is counted as missing).
+            hooks.progress(work.verifiedBytes, grant.totalLength)
+            let needed = grant.totalLength - work.verifiedBytes
             if needed > 0, let available = availableSpace(layout.root), available < needed {
                 throw KioskError.insufficientStorage(needed: needed, available: available)
             }
 
             for file in grant.files where !work.verifiedPaths.contains(file.path) {
                 do {
-                    try await fetchAndVerify(file, work: &work, hooks: hooks)
+                    try await fetchAndVerify(file, work: &work, onDisk: onDisk, folders: &folders, hooks: hooks)
                     renewalsWithoutProgress = 0
                 } catch let error as KioskError where error.needsNewGrant || error == Self.contentChanged {
                     // Token expired, version gone, or bytes that did not match: ask again. The new grant keeps
@@ -78,6 +103,7 @@ struct DownloadEngine: Sendable {
                     continue outer
                 }
             }
+            await hooks.durable()
             guard await hooks.verifying() else { throw CancellationError() }
             try Task.checkCancellation()
             return try install(work, grant: grant)
@@ -95,126 +121,149 @@ struct DownloadEngine: Sendable {
         return GrantValidation.trustedUntil(grant, receivedAt: work.grantReceivedAt) > now
     }
 
-    /// Bytes of the current version on disk: verified files plus parts.
-    func bytesOnDisk(_ work: DownloadWork) -> Int64 {
-        guard let grant = work.grant else { return 0 }
-        return grant.files.reduce(Int64(0)) { total, file in
-            if work.verifiedPaths.contains(file.path) { return total + file.length }
-            let part = layout.partFile(productID: work.productID, path: file.path)
-            return total + min(file.length, ContentReconciler.diskFileSize(part) ?? 0)
-        }
-    }
-
     /// Asks for a grant and applies the byte-keeping rule against the previous one.
     private func renewGrant(_ work: inout DownloadWork, hooks: EngineHooks) async throws {
         let old = work.grant
         let new = try await api.grant(productID: work.productID, proof: work.proof)
+        var changes: [DownloadChange] = []
         if let old {
             let plan = GrantRenewal.plan(old: old, new: new)
-            for (path, disposition) in plan where disposition == .discard {
-                try? fileManager.removeItem(at: layout.partFile(productID: work.productID, path: path))
-                try? fileManager.removeItem(at: layout.stagedFile(productID: work.productID, path: path))
-                work.verifiedPaths.remove(path)
-                work.entityTags[path] = nil
-                work.integrityFailures[path] = nil
+            for (path, disposition) in plan.sorted(by: { $0.key < $1.key }) where disposition == .discard {
+                fileSystem.remove(layout.partFile(productID: work.productID, path: path))
+                fileSystem.remove(layout.stagedFile(productID: work.productID, path: path))
+                changes.append(.discarded(path: path))
             }
         }
-        let newPaths = Set(new.files.map(\.path))
-        work.verifiedPaths.formIntersection(newPaths)
-        work.entityTags = work.entityTags.filter { newPaths.contains($0.key) }
-        work.grant = new
-        work.grantReceivedAt = Date()
-        await hooks.checkpoint(work)
+        changes.append(.grant(new, receivedAt: Date()))
+        for change in changes { work.record(change) }
+        await hooks.checkpoint(changes, nil, nil)
     }
 
     /// Fetches one file (resuming its part) and verifies it; a wrong hash deletes it and tries once more.
-    private func fetchAndVerify(_ file: GrantFile, work: inout DownloadWork, hooks: EngineHooks) async throws {
+    /// `onDisk` is what the run's listing of staging found (sizes by relative path): no file is stat-ed here.
+    private func fetchAndVerify(
+        _ file: GrantFile, work: inout DownloadWork, onDisk: [String: Int64], folders: inout Set<String>,
+        hooks: EngineHooks
+    ) async throws {
         guard let grant = work.grant else { throw KioskError.invalidResponse("no grant") }
         let url = try api.contentURL(for: file, in: grant)
         let part = layout.partFile(productID: work.productID, path: file.path)
         let final = layout.stagedFile(productID: work.productID, path: file.path)
-        try createDirectory(part.deletingLastPathComponent())
+        let folder = part.deletingLastPathComponent()
+        try createDirectory(folder, known: &folders)
 
-        // A crash between "renamed" and "journaled": the verified file is already in place.
-        if fileManager.fileExists(atPath: final.path) {
-            if ContentReconciler.diskFileSize(final) == file.length,
-               (try? FileHashing.sha256(of: final)) == file.sha256.lowercased() {
-                work.verifiedPaths.insert(file.path)
-                await hooks.checkpoint(work)
+        // A crash between "renamed" and "journaled": the file is already in place; its bytes may not be durable.
+        if let size = onDisk[file.path] {
+            if size == file.length,
+                (try? FileHashing.sha256(of: final, fileSystem: fileSystem)) == file.sha256.lowercased()
+            {
+                work.record(.verified(path: file.path), length: file.length)
+                await hooks.checkpoint(
+                    [.verified(path: file.path)], folder, UnsyncedFile(final, fileSystem: fileSystem))
                 return
             }
-            try? fileManager.removeItem(at: final)
+            fileSystem.remove(final)
         }
 
-        let base = bytesOnDisk(work) - min(file.length, ContentReconciler.diskFileSize(part) ?? 0)
+        let base = work.verifiedBytes
+        var have = onDisk[file.path + ".part"] ?? 0
         while true {
             try Task.checkCancellation()
-            var have = ContentReconciler.diskFileSize(part) ?? 0
             if have > file.length {
-                try? fileManager.removeItem(at: part)
+                fileSystem.remove(part)
                 have = 0
             }
             var hasher = SHA256()
             if have > 0 {
                 do {
-                    have = try FileHashing.update(&hasher, withContentsOf: part, upTo: have)
+                    have = try FileHashing.update(&hasher, withContentsOf: part, upTo: have, fileSystem: fileSystem)
                 } catch {
-                    throw KioskError.fileSystem(path: part.lastPathComponent, underlying: "\(error)")
+                    throw KioskError.fileSystem(path: part.lastPathComponent, underlying: error.message)
                 }
             }
             let digest: String
+            let unsynced: UnsyncedFile
             if have == file.length {
                 digest = hasher.finalize().hexString
+                unsynced = UnsyncedFile(final, fileSystem: fileSystem)  // complete from an earlier run: synced by name
             } else {
                 if !Self.isTrusted(work) {
-                    throw KioskError.server(status: 401, code: APIErrorCode.tokenExpired.rawValue,
-                                            message: "The grant is about to expire.", retryAfter: nil)
+                    throw KioskError.server(
+                        status: 401, code: APIErrorCode.tokenExpired.rawValue,
+                        message: "The grant is about to expire.", retryAfter: nil)
                 }
                 let request = FetchRequest(
                     url: url, token: grant.token, offset: have, expectedLength: file.length,
                     entityTag: work.entityTags[file.path], partURL: part)
                 let expected = grant.totalLength
                 hooks.progress(base + have, expected)  // after re-hashing: the speed is measured from here
+                // A validator is journaled at once only for a file that takes several requests; for the rest of a
+                // file that one request brings, it is journaled only if the request fails (a kill in the middle
+                // loses it: the next run resumes without `If-Range`, and the SHA-256 check catches a changed file).
+                let journalsAtOnce = file.length - have > FileFetcher.segmentSize
+                let unjournaled = Locked<String?>(nil)
                 let outcome: FetchOutcome
                 do {
-                    let snapshot = work
                     let path = file.path
-                    outcome = try await fetcher.fetch(request, hasher: hasher, entityTagSeen: { tag in
-                        var updated = snapshot
-                        updated.entityTags[path] = tag
-                        await hooks.checkpoint(updated)
-                    }) { written in
+                    outcome = try await fetcher.fetch(
+                        request, hasher: hasher,
+                        entityTagSeen: { tag in
+                            if journalsAtOnce {
+                                await hooks.checkpoint([.entityTag(path: path, tag: tag)], nil, nil)
+                            } else {
+                                unjournaled.withLock { $0 = tag }
+                            }
+                        }
+                    ) { written in
                         hooks.progress(base + written, expected)
                     }
-                } catch let error as KioskError {
-                    if error.apiCode == .rangeNotSatisfiable {
-                        try? fileManager.removeItem(at: part)  // the part is longer than the file: start over
-                        work.entityTags[file.path] = nil
+                } catch {
+                    if let tag = unjournaled.withLock({ $0 }) {
+                        work.record(.entityTag(path: file.path, tag: tag))
+                        await hooks.checkpoint([.entityTag(path: file.path, tag: tag)], nil, nil)
+                    }
+                    if let error = error as? KioskError, error.apiCode == .rangeNotSatisfiable {
+                        fileSystem.remove(part)  // the part is longer than the file: start over
+                        have = 0
+                        work.record(.entityTag(path: file.path, tag: nil))
                         try recordIntegrityFailure(file, work: &work, actual: "")
                         continue
                     }
                     throw error
                 }
                 if let tag = outcome.entityTag, tag != work.entityTags[file.path] {
-                    work.entityTags[file.path] = tag
+                    work.record(.entityTag(path: file.path, tag: tag))
                 }
                 digest = outcome.sha256
+                unsynced = outcome.unsynced
             }
             if digest == file.sha256.lowercased() {
-                guard rename(part, to: final) else {
+                // The journal makes the bytes and the new name durable before the record that says "verified".
+                do {
+                    try fileSystem.rename(part, to: final)
+                } catch {
                     throw KioskError.fileSystem(path: file.path, underlying: "could not move the verified file")
                 }
-                work.verifiedPaths.insert(file.path)
-                work.integrityFailures[file.path] = nil
-                await hooks.checkpoint(work)
+                work.record(.verified(path: file.path), length: file.length)
+                await hooks.checkpoint([.verified(path: file.path)], folder, unsynced)
                 return
             }
             // Wrong bytes: delete them, retry once, then fail with an integrity error.
-            try? fileManager.removeItem(at: part)
-            work.entityTags[file.path] = nil
-            try recordIntegrityFailure(file, work: &work, actual: digest)
-            await hooks.checkpoint(work)
-            throw Self.contentChanged
+            fileSystem.remove(part)
+            work.record(.entityTag(path: file.path, tag: nil))
+            let thrown: (any Error)?
+            do {
+                try recordIntegrityFailure(file, work: &work, actual: digest)
+                thrown = nil
+            } catch {
+                thrown = error
+            }
+            await hooks.checkpoint(
+                [
+                    .entityTag(path: file.path, tag: nil),
+                    .integrityFailures(path: file.path, count: work.integrityFailures[file.path]),
+                ], nil, nil)
+            throw thrown ?? Self.contentChanged
         }
     }
 
@@ -223,8 +272,9 @@ struct DownloadEngine: Sendable {
         work.integrityFailures[file.path] = failures
         if failures >= 2 {
             work.integrityFailures[file.path] = 0
-            throw KioskError.integrity(productID: work.productID, path: file.path,
-                                       expectedSHA256: file.sha256, actualSHA256: actual)
+            throw KioskError.integrity(
+                productID: work.productID, path: file.path,
+                expectedSHA256: file.sha256, actualSHA256: actual)
         }
     }
 
@@ -233,23 +283,25 @@ struct DownloadEngine: Sendable {
         let staging = layout.staging(productID: work.productID)
         for file in grant.files {
             let staged = layout.stagedFile(productID: work.productID, path: file.path)
-            guard ContentReconciler.diskFileSize(staged) == file.length else {
+            guard fileSystem.fileSize(staged) == file.length else {
                 throw KioskError.fileSystem(path: file.path, underlying: "the verified file vanished before install")
             }
         }
-        removeStrays(in: staging, grant: grant, keepParts: false)
         let destination = layout.content(productID: work.productID, version: grant.contentVersion)
-        try createDirectory(destination.deletingLastPathComponent())
-        if fileManager.fileExists(atPath: destination.path) {
+        var folders = Set<String>()
+        try createDirectory(destination.deletingLastPathComponent(), known: &folders)
+        if fileSystem.exists(destination) {
             let trash = layout.root.appendingPathComponent("Trash-\(UUID().uuidString)", isDirectory: true)
-            _ = rename(destination, to: trash)
-            try? fileManager.removeItem(at: trash)
+            try? fileSystem.rename(destination, to: trash)
+            fileSystem.remove(trash)
         }
-        if grant.files.isEmpty { try createDirectory(staging) }
-        guard rename(staging, to: destination) else {
+        if grant.files.isEmpty { try createDirectory(staging, known: &folders) }
+        do {
+            try fileSystem.rename(staging, to: destination)
+        } catch {
             throw KioskError.fileSystem(path: destination.path, underlying: "could not move the content into place")
         }
-        Journal.syncDirectory(destination.deletingLastPathComponent())
+        fileSystem.synchronizeDirectory(destination.deletingLastPathComponent())
         ContentReconciler.excludeFromBackup(destination)
         return InstalledContent(
             productID: work.productID, version: grant.contentVersion, directory: destination,
@@ -257,34 +309,26 @@ struct DownloadEngine: Sendable {
             installedAt: Date())
     }
 
-    /// Deletes files in staging that the grant does not list (leftovers of an older version).
-    private func removeStrays(in staging: URL, grant: Grant, keepParts: Bool = true) {
+    /// Deletes files in staging that the grant does not list (leftovers of an older version), keeping the parts of
+    /// files it lists, and returns the size of what is kept by relative path. One listing per folder and one status
+    /// per file present, once per run.
+    private func removeStrays(in staging: URL, grant: Grant) -> [String: Int64] {
         var wanted = Set(grant.files.map(\.path))
-        if keepParts { wanted.formUnion(grant.files.map { $0.path + ".part" }) }
-        guard let enumerator = fileManager.enumerator(atPath: staging.path) else { return }
-        var strays: [String] = []
-        while let relative = enumerator.nextObject() as? String {
-            let url = staging.appendingPathComponent(relative)
-            var isDirectory: ObjCBool = false
-            if fileManager.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-               !wanted.contains(relative) {
-                strays.append(relative)
+        wanted.formUnion(grant.files.map { $0.path + ".part" })
+        var kept: [String: Int64] = [:]
+        for (relative, status) in fileSystem.regularFiles(under: staging) {
+            if wanted.contains(relative) {
+                kept[relative] = status.size
+            } else {
+                fileSystem.remove(staging.appendingPathComponent(relative, isDirectory: false))
             }
         }
-        for relative in strays { try? fileManager.removeItem(at: staging.appendingPathComponent(relative)) }
+        return kept
     }
 
-    private func createDirectory(_ url: URL) throws {
-        try CacheFiles.createDirectory(url, under: layout.root)
-    }
-
-    /// POSIX rename (atomic within a volume).
-    private func rename(_ from: URL, to: URL) -> Bool {
-        from.withUnsafeFileSystemRepresentation { source in
-            to.withUnsafeFileSystemRepresentation { target in
-                guard let source, let target else { return false }
-                return Foundation.rename(source, target) == 0
-            }
-        }
+    /// Creates a folder under the cache root once per run: `known` remembers the folders already made.
+    private func createDirectory(_ url: URL, known: inout Set<String>) throws {
+        guard known.insert(url.path).inserted else { return }
+        try CacheFiles.createDirectory(url, under: layout.root, fileSystem: fileSystem)
     }
 }

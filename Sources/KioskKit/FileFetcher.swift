@@ -3,7 +3,7 @@ import Foundation
 import KioskCore
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// One ranged GET of one content file into its `.part` file.
@@ -32,6 +32,46 @@ struct FetchOutcome: Sendable {
     var entityTag: String?
     /// Whether the server sent the whole file (200) although a range was asked: the file was started over.
     var restartedFromZero: Bool
+    /// The part file, still open and not yet fsynced: the journal's group commit makes it durable (and closes it)
+    /// before it records the file as verified.
+    var unsynced: UnsyncedFile
+}
+
+/// A complete file whose bytes may not be durable yet. The journal's writer fsyncs it in the group commit that
+/// records it as verified, so that the download goes on meanwhile and files verified close together share the
+/// journal's fsync.
+///
+/// `@unchecked Sendable`: its writer has one owner at a time (the transfer, then the journal's writer queue).
+final class UnsyncedFile: @unchecked Sendable {
+    private enum Source {
+        case open(any PartFileWriter)
+        case path(URL, any KioskFileSystem)
+    }
+
+    private let source: Source
+
+    /// A file still open for writing.
+    init(_ writer: any PartFileWriter) { source = .open(writer) }
+
+    /// A file found complete on disk (written by an earlier session, perhaps never fsynced).
+    init(_ url: URL, fileSystem: any KioskFileSystem) { source = .path(url, fileSystem) }
+
+    /// fsyncs the file and closes it.
+    func synchronize() throws(KioskError) {
+        switch source {
+        case .open(let writer):
+            defer { writer.close() }
+            try writer.synchronize()
+        case .path(let url, let fileSystem):
+            do throws(SystemCallError) {
+                let file = try fileSystem.open(url, mode: .read)
+                defer { file.close() }
+                try file.synchronize()
+            } catch {
+                throw .fileSystem(path: url.lastPathComponent, underlying: error.message)
+            }
+        }
+    }
 }
 
 /// Streams content files to disk with URLSession's data delegate: chunks are hashed and written in large blocks
@@ -77,11 +117,14 @@ final class FileFetcher: Sendable {
     ///
     /// `entityTagSeen` is called (once) when the first response brings a validator the request did not have, so
     /// that the journal can keep it for the `If-Range` of a later resume.
-    func fetch(_ request: FetchRequest, hasher: SHA256,
-               entityTagSeen: @Sendable (String) async -> Void = { _ in },
-               progress: @escaping @Sendable (Int64) -> Void) async throws -> FetchOutcome {
-        let handler = try TransferHandler(request: request, hasher: hasher, writerFactory: writerFactory,
-                                          progress: progress)
+    func fetch(
+        _ request: FetchRequest, hasher: SHA256,
+        entityTagSeen: @Sendable (String) async -> Void = { _ in },
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> FetchOutcome {
+        let handler = try TransferHandler(
+            request: request, hasher: hasher, writerFactory: writerFactory,
+            progress: progress)
         var entityTag = request.entityTag
         var restarted = false
         do {
@@ -120,11 +163,16 @@ final class FileFetcher: Sendable {
                     restarted = true
                 }
             }
-            let (bytesOnDisk, digest) = try handler.finish()
-            return FetchOutcome(bytesOnDisk: bytesOnDisk, sha256: digest, entityTag: entityTag,
-                                restartedFromZero: restarted)
+            let (bytesOnDisk, digest, kept) = try handler.finish(keepingOpen: true)
+            guard let writer = kept else {
+                throw KioskError.fileSystem(
+                    path: request.partURL.lastPathComponent, underlying: "the part file was closed")
+            }
+            return FetchOutcome(
+                bytesOnDisk: bytesOnDisk, sha256: digest, entityTag: entityTag,
+                restartedFromZero: restarted, unsynced: UnsyncedFile(writer))
         } catch {
-            _ = try? handler.finish()  // keep every valid byte received so far
+            _ = try? handler.finish(keepingOpen: false)  // keep every valid byte received so far
             throw error
         }
     }
@@ -246,8 +294,10 @@ final class TransferHandler: @unchecked Sendable {
     private let available = DispatchSemaphore(value: TransferHandler.blockCount)
     private let ioFailure = Locked<KioskError?>(nil)
 
-    init(request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory,
-         progress: @escaping @Sendable (Int64) -> Void) throws(KioskError) {
+    init(
+        request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) throws(KioskError) {
         self.request = request
         self.hasher = hasher
         self.writerFactory = writerFactory
@@ -297,17 +347,20 @@ final class TransferHandler: @unchecked Sendable {
         received = 0
     }
 
-    /// Writes what is left, waits for the I/O queue and closes the file. Returns the bytes on disk and the hex
-    /// SHA-256 of the whole part file.
-    func finish() throws(KioskError) -> (Int64, String) {
+    /// Writes what is left and waits for the I/O queue. Returns the bytes on disk, the hex SHA-256 of the whole part
+    /// file, and its writer when `keepingOpen` is set (the file is complete: the journal fsyncs and closes it);
+    /// otherwise the file is closed.
+    func finish(keepingOpen: Bool) throws(KioskError) -> (Int64, String, (any PartFileWriter)?) {
         submit()  // every taken block goes back (DispatchSemaphore must end at its initial value)
-        let (bytes, digest, error): (Int64, String, KioskError?) = ioQueue.sync {
-            writer?.close()
+        let (bytes, digest, kept, error): (Int64, String, (any PartFileWriter)?, KioskError?) = ioQueue.sync {
+            let error = ioFailure.withLock { $0 }
+            let kept = keepingOpen && error == nil ? writer : nil
+            if kept == nil { writer?.close() }
             writer = nil
-            return (written, hasher.finalize().hexString, ioFailure.withLock { $0 })
+            return (written, hasher.finalize().hexString, kept, error)
         }
         if let error { throw error }
-        return (bytes, digest)
+        return (bytes, digest, kept)
     }
 
     /// Decides what the response is on its first bytes (or at completion for an empty body).
@@ -340,15 +393,18 @@ final class TransferHandler: @unchecked Sendable {
         } else {
             let field = http.value(forHTTPHeaderField: "Content-Range") ?? ""
             guard case .satisfied(let range, let complete)? = ContentRange(parsing: field),
-                  range.first == segmentFirst, range.last == segmentLast, complete == request.expectedLength
+                range.first == segmentFirst, range.last == segmentLast, complete == request.expectedLength
             else {
-                fail(.invalidResponse(
-                    "Content-Range '\(field)' does not match bytes=\(segmentFirst)-\(segmentLast) of \(request.expectedLength)"))
+                fail(
+                    .invalidResponse(
+                        "Content-Range '\(field)' does not match bytes=\(segmentFirst)-\(segmentLast) of \(request.expectedLength)"
+                    ))
                 return
             }
         }
         if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init),
-           length != segmentLast - segmentFirst + 1 {
+            length != segmentLast - segmentFirst + 1
+        {
             fail(.invalidResponse("Content-Length \(length) does not match the requested range"))
             return
         }
@@ -465,13 +521,15 @@ final class TransferHandler: @unchecked Sendable {
         switch mode {
         case .errorBody(let status):
             let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After")
-            continuation.resume(throwing: KioskError.fromResponse(
-                status: status, body: errorBody, retryAfter: RetryAfter.seconds(from: retryAfter)))
+            continuation.resume(
+                throwing: KioskError.fromResponse(
+                    status: status, body: errorBody, retryAfter: RetryAfter.seconds(from: retryAfter)))
         case .content:
             guard received == segmentLast + 1 else {
-                continuation.resume(throwing: KioskError.network(
-                    code: URLError.networkConnectionLost.rawValue,
-                    underlying: "the connection ended after \(received) of \(request.expectedLength) bytes"))
+                continuation.resume(
+                    throwing: KioskError.network(
+                        code: URLError.networkConnectionLost.rawValue,
+                        underlying: "the connection ended after \(received) of \(request.expectedLength) bytes"))
                 return
             }
             continuation.resume(returning: .received(entityTag: entityTag))

@@ -9,26 +9,31 @@ enum FileHashing {
     /// Feeds the first `length` bytes of the file (all of it when `nil`) to `hasher`, 1 MiB at a time.
     /// Returns the number of bytes read.
     @discardableResult
-    static func update(_ hasher: inout SHA256, withContentsOf url: URL, upTo length: Int64? = nil) throws -> Int64 {
-        let handle = try FileHandle(forReadingFrom: url)
-        defer { try? handle.close() }
+    static func update(
+        _ hasher: inout SHA256, withContentsOf url: URL, upTo length: Int64? = nil,
+        fileSystem: any KioskFileSystem
+    ) throws(SystemCallError) -> Int64 {
+        let file = try fileSystem.open(url, mode: .read)
+        defer { file.close() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 64)
+        defer { buffer.deallocate() }
         var total: Int64 = 0
         while true {
             var want = chunkSize
             if let length { want = Int(min(Int64(chunkSize), length - total)) }
             if want <= 0 { break }
-            guard let data = try handle.read(upToCount: want), !data.isEmpty else { break }
-            hasher.update(data: data)
-            total += Int64(data.count)
+            let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
+            if count == 0 { break }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            total += Int64(count)
         }
         return total
     }
 
     /// The lowercase hex SHA-256 of a whole file, read in chunks.
-    static func sha256(of url: URL) throws -> String {
+    static func sha256(of url: URL, fileSystem: any KioskFileSystem) throws(SystemCallError) -> String {
         var hasher = SHA256()
-        try update(&hasher, withContentsOf: url)
+        try update(&hasher, withContentsOf: url, fileSystem: fileSystem)
         return hasher.finalize().hexString
     }
-
 }

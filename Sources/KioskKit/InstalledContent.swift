@@ -34,8 +34,10 @@ public struct InstalledContent: Sendable, Hashable, Codable {
     public var isOutsideCaches: Bool
 
     /// Creates an installed-content value.
-    public init(productID: String, version: String, directory: URL, files: [InstalledFile], installedAt: Date,
-                isOutsideCaches: Bool = false) {
+    public init(
+        productID: String, version: String, directory: URL, files: [InstalledFile], installedAt: Date,
+        isOutsideCaches: Bool = false
+    ) {
         self.productID = productID
         self.version = version
         self.directory = directory
@@ -48,5 +50,5 @@ public struct InstalledContent: Sendable, Hashable, Codable {
     public var totalLength: Int64 { files.reduce(0) { $0 + $1.length } }
 
     /// The URL of one file.
-    public func url(for path: String) -> URL { directory.appendingPathComponent(path) }
+    public func url(for path: String) -> URL { directory.appendingPathComponent(path, isDirectory: false) }
 }

@@ -1,90 +1,89 @@
 import Foundation
 import KioskCore
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
-/// What the journal keeps about one download. The proof of purchase is kept so that an expired grant can be
-/// renewed after a relaunch; it is never logged.
-struct DownloadRecord: Sendable, Hashable, Codable {
-    var id: DownloadID
-    var productID: String
-    /// The receipt paying for the download, when the proof is a receipt (the only key journals had before signed
-    /// transactions, so they still read).
-    var receipt: String?
-    /// The StoreKit 2 signed transaction paying for the download, when the proof is one.
-    var signedTransaction: String?
-    var priority: DownloadPriority
-    /// Enqueue order, for FIFO within a priority.
-    var sequence: UInt64
-    var state: DownloadState
-    var attempt: Int
-    /// The current grant (its version is the download's version), once asked for.
-    var grant: Grant?
-    /// When ``grant`` was received: it is trusted for at most ``GrantLimits/maximumTrust`` after that. Journals
-    /// written before this key existed have none, and their grant is renewed before use.
-    var grantReceivedAt: Date? = nil
-    /// The `ETag` of each file's first response, sent back as `If-Range`.
-    var entityTags: [String: String]
-    /// Files downloaded and verified against the grant (renamed from `.part` in staging).
-    var verifiedPaths: Set<String>
-    /// How many times a file failed verification (one retry, then an integrity error).
-    var integrityFailures: [String: Int]
-    var createdAt: Date
-
-    /// The proof of purchase, as stored in ``receipt`` or ``signedTransaction``.
-    var proof: PurchaseProof {
-        get { signedTransaction.map(PurchaseProof.signedTransaction) ?? .receipt(receipt ?? "") }
-        set {
-            switch newValue {
-            case .receipt(let text): (receipt, signedTransaction) = (text, nil)
-            case .signedTransaction(let text): (receipt, signedTransaction) = (nil, text)
-            }
-        }
-    }
-}
-
-extension DownloadRecord {
-    /// The record without its grant when the grant fails today's checks (``GrantValidation``): a grant journaled by
-    /// an older, laxer KioskKit, for example with a content URL outside its product. The download then resumes with
-    /// a fresh grant. Files already verified stay on disk in staging and are kept once their SHA-256 matches the
-    /// fresh grant; `If-Range` validators are kept, so a part of a file that changed starts over.
-    func droppingUnsafeGrant(limits: GrantLimits) -> DownloadRecord {
-        guard let grant else { return self }
-        do {
-            try GrantValidation.validate(grant, productID: productID, limits: limits)
-            return self
-        } catch {
-            var record = self
-            record.grant = nil
-            record.grantReceivedAt = nil
-            record.verifiedPaths = []
-            record.entityTags = entityTags.filter { Identifiers.isValidFilePath($0.key) }
-            record.integrityFailures = integrityFailures.filter { Identifiers.isValidFilePath($0.key) }
-            return record
-        }
-    }
-}
-
 /// The journal's content: the queue, each download's state, and the installed content.
 struct JournalSnapshot: Sendable, Hashable, Codable {
-    static let currentFormat = 1
+    /// 1: the whole journal in `journal.json`, rewritten at every change. 2: a snapshot plus `journal.log`.
+    static let currentFormat = 2
 
     var format: Int = JournalSnapshot.currentFormat
     var nextSequence: UInt64 = 0
     var downloads: [DownloadRecord] = []
     var installed: [InstalledContent] = []
+    /// The generation of the log that continues this snapshot (format 2); a log of another generation is stale.
+    var generation: UInt64? = nil
+
+    /// Applies one log entry (O(downloads) to find the record, O(1) for the change itself but a grant's).
+    mutating func apply(_ entry: JournalEntry) {
+        switch entry {
+        case .created(let record):
+            downloads.removeAll { $0.id == record.id }
+            downloads.append(record)
+            nextSequence = max(nextSequence, record.sequence + 1)
+        case .state(let id, let state, let attempt):
+            guard let index = downloads.firstIndex(where: { $0.id == id }) else { return }
+            downloads[index].state = state
+            downloads[index].attempt = attempt
+        case .proof(let id, let receipt, let signedTransaction, let priority):
+            guard let index = downloads.firstIndex(where: { $0.id == id }) else { return }
+            downloads[index].receipt = receipt
+            downloads[index].signedTransaction = signedTransaction
+            downloads[index].priority = priority
+        case .changed(let id, let change):
+            guard let index = downloads.firstIndex(where: { $0.id == id }) else { return }
+            downloads[index].apply(change)
+        case .forgotten(let id):
+            downloads.removeAll { $0.id == id }
+        case .installed(let content):
+            installed.removeAll { $0.productID == content.productID }
+            installed.append(content)
+            installed.sort { $0.productID < $1.productID }
+        case .removed(let productID):
+            installed.removeAll { $0.productID == productID }
+        }
+    }
 }
 
-/// Reads and writes the journal atomically: write a temporary file, fsync it, keep the previous copy, rename,
-/// fsync the folder. Reading never crashes: a torn or corrupt journal falls back to the previous good copy, and
-/// without one the installed content is rebuilt from the disk.
-struct Journal: Sendable {
+/// One change of the journal, appended to `journal.log` as one line of JSON.
+///
+/// JSON lines rather than a binary format: a torn append (a crash in the middle of a write) leaves a last line
+/// without its newline or one that does not decode, which recovery recognises and drops; the entries reuse the
+/// `Codable` records of the snapshot, so the two cannot drift apart; and a person can read the log.
+enum JournalEntry: Sendable, Hashable, Codable {
+    /// A new download.
+    case created(DownloadRecord)
+    /// A download's state and attempt count.
+    case state(id: DownloadID, DownloadState, attempt: Int)
+    /// A download's proof of purchase and priority (enqueued again).
+    case proof(id: DownloadID, receipt: String?, signedTransaction: String?, priority: DownloadPriority)
+    /// A change of a download's grant or files.
+    case changed(id: DownloadID, DownloadChange)
+    /// A download the client no longer keeps.
+    case forgotten(id: DownloadID)
+    /// A product version installed (or moved), replacing the product's previous one.
+    case installed(InstalledContent)
+    /// A product's installed content removed.
+    case removed(productID: String)
+}
+
+/// The journal: a snapshot (`journal.json`) and an append-only log of the changes since (`journal.log`).
+///
+/// - **Appending** (``append(_:syncing:file:)``) never waits: entries queue, and one writer on the journal's own
+///   queue takes every queued entry, fsyncs the files (several at once) and folders they asked for (a verified
+///   file's bytes and the folder where it got its final name), then writes the entries and fsyncs the log once for
+///   all of them (a group commit). The writer starts ``commitDelay`` after the first append, or at once when
+///   ``groupSize`` entries are queued or someone waits, so that files verified close together share the fsync. ``waitUntilDurable()`` and
+///   ``synchronize()`` return once everything appended before them is on disk.
+/// - **Compaction**: when the log grows past the snapshot's size (at least 256 KiB), the writer writes a new
+///   snapshot atomically (temporary file, fsync, the previous copy kept as `journal.prev.json`, rename, folder
+///   fsync) with the next generation and starts an empty log of that generation. Each byte of the snapshot is
+///   thus paid for by at least as many bytes of log: the cost per change stays constant.
+/// - **Recovery** (``load()``) reads the snapshot, then replays the log when its generation matches (a crash
+///   between the new snapshot and the new log leaves a stale log, already folded into the snapshot). A torn or
+///   undecodable line ends the replay: every entry before it is kept. A torn snapshot falls back to the previous
+///   copy; without one the installed content is rebuilt from the disk. A format 1 journal (a snapshot without a
+///   log) loads as it is and is rewritten in format 2 by the next compaction.
+final class Journal: Sendable {
     /// How the last ``load()`` obtained its snapshot.
     enum Recovery: Sendable, Hashable {
         /// No journal yet: a fresh start (installed content found on disk, if any, is taken in).
@@ -97,123 +96,345 @@ struct Journal: Sendable {
         case rebuiltFromDisk
     }
 
+    /// The log's first line.
+    struct LogHeader: Codable, Hashable {
+        var generation: UInt64
+    }
+
+    /// Entries appended by one call, with what must be durable before them.
+    private struct Append {
+        var entries: [JournalEntry]
+        var directory: URL?
+        var file: UnsyncedFile?
+    }
+
+    /// What the writer and the appenders share.
+    private struct Shared {
+        var pending: [Append] = []
+        /// When the oldest entry of ``pending`` was appended.
+        var oldestPending = DispatchTime.now()
+        var appended: UInt64 = 0
+        var durable: UInt64 = 0
+        var waiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
+        var isWriting = false
+    }
+
+    /// The writer's own state, touched only on ``queue``.
+    private final class WriterState: @unchecked Sendable {  // only ever touched on the journal's serial queue
+        var snapshot = JournalSnapshot()
+        var log: (any KioskFile)?
+        var logBytes = 0
+        var snapshotBytes = 0
+    }
+
+    /// How long an append may wait for others to share its fsync when nobody waits for it. A crash loses the records
+    /// of about this much work plus one write; the files they named are found in staging and hashed again, not
+    /// fetched again.
+    static let commitDelay = DispatchTimeInterval.milliseconds(50)
+    /// Appends written at once, without waiting for ``commitDelay``.
+    static let groupSize = 64
+
+    /// The smallest log that is compacted.
+    static let minimumCompactionSize = 256 << 10
+
     let layout: CacheLayout
+    let fileSystem: any KioskFileSystem
+    private let shared = Locked(Shared())
+    private let writer = WriterState()
+    private let queue = DispatchQueue(label: "KioskKit.Journal")
 
     var url: URL { layout.journal }
     var previousURL: URL { layout.root.appendingPathComponent("journal.prev.json") }
     var temporaryURL: URL { layout.root.appendingPathComponent("journal.json.tmp") }
+    var logURL: URL { layout.root.appendingPathComponent("journal.log") }
+
+    init(layout: CacheLayout, fileSystem: any KioskFileSystem = POSIXFileSystem()) {
+        self.layout = layout
+        self.fileSystem = fileSystem
+    }
 
     /// Loads the journal, recovering from whatever state a crash left.
     func load() -> (JournalSnapshot, Recovery) {
-        let fileManager = FileManager.default
-        try? fileManager.removeItem(at: temporaryURL)  // a write that never reached its rename
-        if let snapshot = Self.read(url) { return (snapshot, .loaded) }
-        let journalExisted = fileManager.fileExists(atPath: url.path)
-        if let snapshot = Self.read(previousURL) { return (snapshot, .previousCopy) }
-        let rebuilt = JournalSnapshot(installed: Self.scanInstalledContent(layout))
-        return (rebuilt, journalExisted || fileManager.fileExists(atPath: previousURL.path) ? .rebuiltFromDisk : .fresh)
+        fileSystem.remove(temporaryURL)  // a write that never reached its rename
+        let result: (JournalSnapshot, Recovery)
+        if let snapshot = read(url) {
+            result = (replayingLog(onto: snapshot), .loaded)
+        } else if let snapshot = read(previousURL) {
+            result = (replayingLog(onto: snapshot), .previousCopy)
+        } else {
+            let existed = fileSystem.exists(url) || fileSystem.exists(previousURL)
+            let rebuilt = JournalSnapshot(installed: Self.scanInstalledContent(layout, fileSystem: fileSystem))
+            result = (rebuilt, existed ? .rebuiltFromDisk : .fresh)
+        }
+        queue.sync { writer.snapshot = result.0 }
+        return result
     }
 
-    /// Writes the snapshot atomically and durably.
-    func save(_ snapshot: JournalSnapshot) throws(KioskError) {
-        let data: Data
+    /// Queues entries for the log and returns at once. `file` and `directory`, when given, are made durable before
+    /// the entries are written: a verified file's bytes and the folder where it got its final name. When the file's
+    /// fsync fails, its entries are dropped (the file is found and checked again on the next run).
+    func append(_ entries: [JournalEntry], syncing directory: URL? = nil, file: UnsyncedFile? = nil) {
+        guard !entries.isEmpty else { return }
+        let (start, full) = shared.withLock { shared -> (Bool, Bool) in
+            if shared.pending.isEmpty { shared.oldestPending = .now() }
+            shared.pending.append(Append(entries: entries, directory: directory, file: file))
+            shared.appended += 1
+            let full = shared.pending.count >= Self.groupSize
+            guard !shared.isWriting else { return (false, full) }
+            shared.isWriting = true
+            return (true, full)
+        }
+        if full {
+            queue.async { self.writeQueued(draining: false) }
+        } else if start {
+            queue.asyncAfter(deadline: .now() + Self.commitDelay) { self.writeQueued(draining: false) }
+        }
+    }
+
+    /// Returns once everything appended before the call is durable.
+    func waitUntilDurable() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = shared.withLock { shared -> Bool in
+                guard shared.durable < shared.appended else { return true }
+                shared.waiters.append((shared.appended, continuation))
+                return false
+            }
+            if resumeNow {
+                continuation.resume()
+            } else {
+                queue.async { self.writeQueued(draining: true) }  // someone waits: no commit delay
+            }
+        }
+    }
+
+    /// Blocks until everything appended before the call is durable (for an install and for closing: rare).
+    func synchronize() {
+        queue.sync { writeQueued(draining: true) }  // after any write already started; writes whatever is queued
+    }
+
+    /// Writes `snapshot` as the whole journal at once (a compaction), with whatever was queued before dropped:
+    /// the snapshot is the state. Used at launch, after recovery.
+    func replace(with snapshot: JournalSnapshot) throws(KioskError) {
+        let result: Result<Void, KioskError> = queue.sync {
+            shared.withLock { $0.pending = [] }
+            writer.snapshot = snapshot
+            do throws(KioskError) {
+                try compact()
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        try result.get()
+    }
+
+    // MARK: - The writer (on `queue`)
+
+    /// Writes every queued entry with one fsync and resumes the waiters. Then, while entries keep coming: goes on at
+    /// once when `draining`, when a full group is queued, when someone waits or when the oldest queued entry is
+    /// ``commitDelay`` old; otherwise comes back then, so that the files verified meanwhile share the next fsync.
+    private func writeQueued(draining: Bool) {
+        while true {
+            let (appends, target) = shared.withLock { shared in
+                let taken = (shared.pending, shared.appended)
+                shared.pending = []
+                if taken.0.isEmpty { shared.isWriting = false }
+                return taken
+            }
+            if appends.isEmpty {
+                finish(upTo: target)
+                return
+            }
+            // Data first: the files' bytes, then the folders of their names, then the records that say so.
+            var entries: [JournalEntry] = []
+            var directories = Set<URL>()
+            for (append, synced) in zip(appends, Self.synchronize(appends.map(\.file))) where synced {
+                entries += append.entries
+                if let directory = append.directory { directories.insert(directory) }
+            }
+            for directory in directories { fileSystem.synchronizeDirectory(directory) }
+            // A failed write closes the log; the next write compacts from the state in memory, which has these
+            // entries (a full disk is retried that way at every checkpoint).
+            try? write(entries)
+            finish(upTo: target)
+            let next = shared.withLock { shared -> DispatchTime? in
+                if shared.pending.isEmpty {
+                    shared.isWriting = false
+                    return nil
+                }
+                if draining || shared.pending.count >= Self.groupSize || !shared.waiters.isEmpty { return .now() }
+                return shared.oldestPending + Self.commitDelay
+            }
+            guard let next else { return }
+            if next > .now() {
+                queue.asyncAfter(deadline: next) { self.writeQueued(draining: false) }
+                return
+            }
+        }
+    }
+
+    /// How many files one group commit fsyncs at once. A file system commits concurrent fsyncs together (ext4's
+    /// journal, APFS): eight at once cost about what one costs, where eight in a row cost eight times as much.
+    static let concurrentFileSyncs = 8
+
+    /// fsyncs the files (on up to ``concurrentFileSyncs`` threads) and tells which succeeded (`true` for no file).
+    private static func synchronize(_ files: [UnsyncedFile?]) -> [Bool] {
+        let work = files.enumerated().compactMap { index, file in file.map { (index, $0) } }
+        let synced = Locked([Bool](repeating: true, count: files.count))
+        guard work.count > 1 else {
+            for (index, file) in work where (try? file.synchronize()) == nil { synced.withLock { $0[index] = false } }
+            return synced.withLock { $0 }
+        }
+        let next = Locked(0)
+        let done = DispatchGroup()
+        for _ in 0..<min(work.count, concurrentFileSyncs) {
+            done.enter()
+            // Threads of their own: fsync blocks, and the shared pool is only as wide as the CPU count.
+            let thread = Thread {
+                defer { done.leave() }
+                while true {
+                    let position = next.withLock { value -> Int in
+                        defer { value += 1 }
+                        return value
+                    }
+                    guard position < work.count else { return }
+                    let (index, file) = work[position]
+                    if (try? file.synchronize()) == nil { synced.withLock { $0[index] = false } }
+                }
+            }
+            thread.start()
+        }
+        done.wait()
+        return synced.withLock { $0 }
+    }
+
+    private func finish(upTo target: UInt64) {
+        let ready = shared.withLock { shared -> [CheckedContinuation<Void, Never>] in
+            shared.durable = max(shared.durable, target)
+            let ready = shared.waiters.filter { $0.0 <= shared.durable }.map(\.1)
+            shared.waiters.removeAll { $0.0 <= shared.durable }
+            return ready
+        }
+        for waiter in ready { waiter.resume() }
+    }
+
+    private func write(_ entries: [JournalEntry]) throws(KioskError) {
+        guard !entries.isEmpty else { return }
+        for entry in entries { writer.snapshot.apply(entry) }
+        var lines = Data()
+        let encoder = KioskJSON.makeEncoder()
         do {
-            let encoder = KioskJSON.makeEncoder()
-            data = try encoder.encode(snapshot)
+            for entry in entries {
+                lines.append(try encoder.encode(entry))
+                lines.append(0x0A)
+            }
         } catch {
             throw .journal("encoding failed: \(error)")
         }
-        do {
-            try FileManager.default.createDirectory(at: layout.root, withIntermediateDirectories: true)
-            try Self.writeDurably(data, to: temporaryURL)
-            if FileManager.default.fileExists(atPath: url.path) {
-                // Keep the last good copy: if the rename below is torn, load() falls back to it.
-                _ = url.withUnsafeFileSystemRepresentation { from in
-                    previousURL.withUnsafeFileSystemRepresentation { to in rename(from!, to!) }
-                }
-            }
-            let renamed = temporaryURL.withUnsafeFileSystemRepresentation { from in
-                url.withUnsafeFileSystemRepresentation { to in rename(from!, to!) }
-            }
-            guard renamed == 0 else { throw KioskError.journal("rename failed: \(String(cString: strerror(errno)))") }
-            Self.syncDirectory(layout.root)
-        } catch let error as KioskError {
-            throw error
+        if writer.log == nil || writer.logBytes + lines.count > max(writer.snapshotBytes, Self.minimumCompactionSize) {
+            try compact()  // the snapshot already holds these entries (applied above)
+            return
+        }
+        guard let log = writer.log else { return }
+        do throws(SystemCallError) {
+            try log.write(lines)
+            try log.synchronize()
         } catch {
-            throw .journal("\(error)")
+            writer.log?.close()
+            writer.log = nil  // the next write compacts: a fresh snapshot and log
+            if error.code == ENOSPC || error.code == EDQUOT {
+                throw .insufficientStorage(needed: Int64(lines.count), available: nil)
+            }
+            throw .journal("log write failed: \(error.message)")
+        }
+        writer.logBytes += lines.count
+    }
+
+    /// Writes the writer's snapshot with the next generation, then an empty log of that generation.
+    private func compact() throws(KioskError) {
+        writer.log?.close()
+        writer.log = nil
+        var snapshot = writer.snapshot
+        snapshot.format = JournalSnapshot.currentFormat
+        snapshot.generation = (snapshot.generation ?? 0) + 1
+        let data: Data
+        let header: Data
+        do {
+            data = try KioskJSON.makeEncoder().encode(snapshot)
+            header = try KioskJSON.makeEncoder().encode(LogHeader(generation: snapshot.generation ?? 0)) + Data([0x0A])
+        } catch {
+            throw .journal("encoding failed: \(error)")
+        }
+        try CacheFiles.createRoot(layout.root, fileSystem: fileSystem)
+        try CacheFiles.writeDurably(data, to: temporaryURL, fileSystem: fileSystem)
+        if fileSystem.exists(url) {
+            // Keep the last good copy: if the rename below is torn, load() falls back to it.
+            try? fileSystem.rename(url, to: previousURL)
+        }
+        do {
+            try fileSystem.rename(temporaryURL, to: url)
+        } catch {
+            throw .journal("rename failed: \(error.message)")
+        }
+        try CacheFiles.writeAtomically(header, to: logURL, fileSystem: fileSystem)
+        fileSystem.synchronizeDirectory(layout.root)
+        writer.snapshot.generation = snapshot.generation
+        writer.snapshotBytes = data.count
+        writer.logBytes = header.count
+        do {
+            writer.log = try fileSystem.open(logURL, mode: .append)
+        } catch {
+            throw .journal("cannot open the log: \(error.message)")
         }
     }
 
-    static func read(_ url: URL) -> JournalSnapshot? {
-        guard let data = try? Data(contentsOf: url), !data.isEmpty,
-              let snapshot = try? KioskJSON.decode(JournalSnapshot.self, from: data),
-              snapshot.format <= JournalSnapshot.currentFormat
+    // MARK: - Reading
+
+    func read(_ url: URL) -> JournalSnapshot? {
+        guard let data = fileSystem.contents(of: url), !data.isEmpty,
+            let snapshot = try? KioskJSON.decode(JournalSnapshot.self, from: data),
+            snapshot.format <= JournalSnapshot.currentFormat
         else { return nil }
         return snapshot
     }
 
-    static func writeDurably(_ data: Data, to url: URL) throws(KioskError) {
-        let fd = CacheFiles.createFresh(url)
-        guard fd >= 0 else { throw .journal("cannot open \(url.lastPathComponent): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var failure: Int32 = 0
-        data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return
-                }
-                offset += written
-            }
+    /// The snapshot with the log's entries applied, up to the first torn or undecodable line.
+    func replayingLog(onto snapshot: JournalSnapshot) -> JournalSnapshot {
+        guard let generation = snapshot.generation, let data = fileSystem.contents(of: logURL) else { return snapshot }
+        var result = snapshot
+        var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
+        if data.last != 0x0A { lines.removeLast() }  // torn: the last line never got its newline
+        guard let first = lines.first,
+            (try? KioskJSON.decode(LogHeader.self, from: Data(first)))?.generation == generation
+        else { return snapshot }  // a stale log: the snapshot already holds it
+        for line in lines.dropFirst() where !line.isEmpty {
+            guard let entry = try? KioskJSON.decode(JournalEntry.self, from: Data(line)) else { break }
+            result.apply(entry)
         }
-        if failure != 0 {
-            if failure == ENOSPC { throw .insufficientStorage(needed: Int64(data.count), available: nil) }
-            throw .journal("write failed: \(String(cString: strerror(failure)))")
-        }
-        guard fsync(fd) == 0 else { throw .journal("fsync failed: \(String(cString: strerror(errno)))") }
-    }
-
-    static func syncDirectory(_ url: URL) {
-        let fd = url.withUnsafeFileSystemRepresentation { open($0!, O_RDONLY) }
-        guard fd >= 0 else { return }
-        _ = fsync(fd)
-        close(fd)
+        return result
     }
 
     /// Installed content found under `Content/<product_id>/<version>/` (hashes unknown).
-    static func scanInstalledContent(_ layout: CacheLayout) -> [InstalledContent] {
-        let fileManager = FileManager.default
-        guard let products = try? fileManager.contentsOfDirectory(atPath: layout.contentRoot.path) else { return [] }
+    static func scanInstalledContent(_ layout: CacheLayout, fileSystem: any KioskFileSystem) -> [InstalledContent] {
+        guard let products = fileSystem.contentsOfDirectory(layout.contentRoot) else { return [] }
         var found: [InstalledContent] = []
         for productID in products.sorted() where Identifiers.isValidProductID(productID) {
             let productFolder = layout.contentRoot.appendingPathComponent(productID, isDirectory: true)
-            guard let versions = try? fileManager.contentsOfDirectory(atPath: productFolder.path) else { continue }
+            guard let versions = fileSystem.contentsOfDirectory(productFolder) else { continue }
             for version in versions.sorted() where Identifiers.isValidContentVersion(version) {
                 let folder = layout.content(productID: productID, version: version)
-                let files = listFiles(in: folder)
+                let files = fileSystem.regularFiles(under: folder)
+                    .map { InstalledFile(path: $0.path, length: $0.status.size, sha256: "") }
+                    .sorted { $0.path < $1.path }
                 guard !files.isEmpty else { continue }
-                let date = (try? fileManager.attributesOfItem(atPath: folder.path)[.modificationDate] as? Date) ?? Date()
-                found.append(InstalledContent(productID: productID, version: version, directory: folder,
-                                              files: files, installedAt: date))
+                let date =
+                    fileSystem.status(folder).map { Date(timeIntervalSince1970: Double($0.modified) / 1e9) } ?? Date()
+                found.append(
+                    InstalledContent(
+                        productID: productID, version: version, directory: folder,
+                        files: files, installedAt: date))
             }
         }
         return found
-    }
-
-    static func listFiles(in folder: URL) -> [InstalledFile] {
-        guard let enumerator = FileManager.default.enumerator(atPath: folder.path) else { return [] }
-        var files: [InstalledFile] = []
-        while let relative = enumerator.nextObject() as? String {
-            let full = folder.appendingPathComponent(relative)
-            guard let attributes = try? FileManager.default.attributesOfItem(atPath: full.path),
-                  attributes[.type] as? FileAttributeType == .typeRegular
-            else { continue }
-            let size = (attributes[.size] as? NSNumber)?.int64Value ?? 0
-            files.append(InstalledFile(path: relative, length: size, sha256: ""))
-        }
-        return files.sorted { $0.path < $1.path }
     }
 }

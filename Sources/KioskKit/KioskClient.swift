@@ -2,7 +2,7 @@ import Foundation
 import KioskCore
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The client of a Kiosk server: catalog, receipts, and a download queue that turns purchases into verified
@@ -45,6 +45,8 @@ public actor KioskClient {
         public var availableSpace: @Sendable (URL) -> Int64? = { DiskSpace.available(at: $0) }
         /// The shortest interval between two progress events of one download.
         public var progressInterval: Duration = .milliseconds(100)
+        /// Every file-system call of the client goes through it (tests inject one that counts calls).
+        var fileSystem: any KioskFileSystem = POSIXFileSystem()
 
         /// The defaults.
         public init() {}
@@ -78,6 +80,8 @@ public actor KioskClient {
     private nonisolated let fetcher: FileFetcher
     private nonisolated let engine: DownloadEngine
     private nonisolated let journal: Journal
+    private nonisolated let fileSystem: any KioskFileSystem
+    private nonisolated let markers: ContentMarkers
     private nonisolated let broadcaster = EventBroadcaster()
     private let queue: DownloadQueue
 
@@ -126,33 +130,38 @@ public actor KioskClient {
     /// - Throws: ``KioskError/insecureServerURL(host:)`` for a plain `http://` server that is not loopback unless
     ///   ``Configuration/allowsInsecureHTTP`` is set; ``KioskError/fileSystem(path:underlying:)`` when the cache
     ///   root cannot be created.
-    public init(serverURL: URL = KioskClient.defaultServerURL, cacheRoot: URL = CacheLayout.defaultRoot,
-                configuration: Configuration = Configuration()) async throws {
+    public init(
+        serverURL: URL = KioskClient.defaultServerURL, cacheRoot: URL = CacheLayout.defaultRoot,
+        configuration: Configuration = Configuration()
+    ) async throws {
         try ServerURLPolicy.check(serverURL, allowsInsecureHTTP: configuration.allowsInsecureHTTP)
         self.serverURL = serverURL
         self.configuration = configuration
         let layout = CacheLayout(root: cacheRoot)
         self.layout = layout
         self.cacheRoot = layout.root
-        do {
-            try FileManager.default.createDirectory(at: layout.root, withIntermediateDirectories: true)
-        } catch {
-            throw KioskError.fileSystem(path: layout.root.path, underlying: error.localizedDescription)
-        }
-        let installationID = Self.installationID(in: layout)
+        let fileSystem = configuration.fileSystem
+        self.fileSystem = fileSystem
+        try CacheFiles.createRoot(layout.root, fileSystem: fileSystem)
+        let installationID = Self.installationID(in: layout, fileSystem: fileSystem)
         self.installationID = installationID
         let api = APIClient(
             serverURL: serverURL, idleTimeout: configuration.requestTimeout,
-            limits: APIClient.Limits(maximumResponseSize: configuration.maximumResponseSize,
-                                     deadline: configuration.jsonRequestDeadline, grant: configuration.grantLimits),
+            limits: APIClient.Limits(
+                maximumResponseSize: configuration.maximumResponseSize,
+                deadline: configuration.jsonRequestDeadline, grant: configuration.grantLimits),
             installationID: installationID)
-        let fetcher = FileFetcher(timeout: configuration.requestTimeout, writerFactory: configuration.fileWriterFactory)
+        let fetcher = FileFetcher(
+            timeout: configuration.requestTimeout,
+            writerFactory: configuration.fileWriterFactory.using(fileSystem))
         self.api = api
         self.fetcher = fetcher
-        self.engine = DownloadEngine(api: api, fetcher: fetcher, layout: layout,
-                                     availableSpace: configuration.availableSpace)
+        self.engine = DownloadEngine(
+            api: api, fetcher: fetcher, layout: layout, fileSystem: fileSystem,
+            availableSpace: configuration.availableSpace)
         self.queue = DownloadQueue(maximumConcurrent: configuration.maximumConcurrentDownloads)
-        self.journal = Journal(layout: layout)
+        self.journal = Journal(layout: layout, fileSystem: fileSystem)
+        self.markers = ContentMarkers(layout: layout, fileSystem: fileSystem)
         let (snapshot, recovery) = journal.load()
         self.journalRecovery =
             switch recovery {
@@ -163,23 +172,32 @@ public actor KioskClient {
             }
         nextSequence = snapshot.nextSequence
         for record in snapshot.downloads {
-            var machine = DownloadStateMachine(state: record.state, attempt: record.attempt,
-                                               maximumAttempts: configuration.retryPolicy.maximumAttempts)
+            var machine = DownloadStateMachine(
+                state: record.state, attempt: record.attempt,
+                maximumAttempts: configuration.retryPolicy.maximumAttempts)
             _ = machine.recoverAfterLaunch()
             var record = record.droppingUnsafeGrant(limits: configuration.grantLimits)
             record.state = machine.state
             records[record.id] = record
             machines[record.id] = machine
             progress[record.id] = DownloadProgress(
-                bytesWritten: engine.bytesOnDisk(work(for: record)), bytesExpected: record.grant?.totalLength ?? 0)
+                bytesWritten: record.verifiedLength, bytesExpected: record.grant?.totalLength ?? 0)
         }
         for content in snapshot.installed { installed[content.productID] = content }
-        catalogCache = (try? Data(contentsOf: layout.catalogCache))
+        catalogCache =
+            fileSystem.contents(of: layout.catalogCache)
             .flatMap { try? JSONDecoder().decode([String: CachedCatalog].self, from: $0) } ?? [:]
-        catalogMirror = CatalogMirror.load(from: layout.catalogMirror)
+        catalogMirror = CatalogMirror.load(from: layout.catalogMirror, fileSystem: fileSystem)
         reconcileInstalled()
         removeOrphanedStaging()
-        persist()
+        if !records.isEmpty || !installed.isEmpty || recovery != .fresh {
+            // One compaction per launch: recovery's changes, a torn log tail or a format 1 journal become a fresh
+            // snapshot and an empty log.
+            try? journal.replace(
+                with: JournalSnapshot(
+                    nextSequence: nextSequence, downloads: records.values.sorted { $0.sequence < $1.sequence },
+                    installed: installed.values.sorted { $0.productID < $1.productID }))
+        }
         schedule()
     }
 
@@ -238,7 +256,7 @@ public actor KioskClient {
         if let tag = response.header("ETag") {
             catalogCache[key] = CachedCatalog(entityTag: tag, body: response.body)
             if let data = try? JSONEncoder().encode(catalogCache) {
-                try? CacheFiles.writeAtomically(data, to: layout.catalogCache)
+                try? CacheFiles.writeAtomically(data, to: layout.catalogCache, fileSystem: fileSystem)
             }
         }
         return answer
@@ -298,7 +316,7 @@ public actor KioskClient {
     /// Replaces the catalog mirror, in memory and on disk (a failed write only costs a larger next refresh).
     private func keep(_ mirror: CatalogMirror) {
         catalogMirror = mirror
-        try? mirror.save(to: layout.catalogMirror)
+        try? mirror.save(to: layout.catalogMirror, fileSystem: fileSystem)
     }
 
     /// Verifies a receipt with the server (`POST /v1/receipts/verify`) and returns what it entitles now.
@@ -350,7 +368,8 @@ public actor KioskClient {
     /// was paused or failed, with the new receipt and priority).
     @discardableResult
     public func enqueue(productID: String, receipt: String, priority: DownloadPriority = .normal)
-        throws(KioskError) -> DownloadID {
+        throws(KioskError) -> DownloadID
+    {
         try enqueue(productID: productID, proof: .receipt(receipt), priority: priority)
     }
 
@@ -359,13 +378,21 @@ public actor KioskClient {
     /// it is never logged.
     @discardableResult
     public func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
-        throws(KioskError) -> DownloadID {
-        guard Identifiers.isValidProductID(productID) else { throw .invalidArgument("'\(productID)' is not a valid product ID") }
+        throws(KioskError) -> DownloadID
+    {
+        guard Identifiers.isValidProductID(productID) else {
+            throw .invalidArgument("'\(productID)' is not a valid product ID")
+        }
         guard !proof.isEmpty else { throw .invalidArgument("The proof of purchase is empty.") }
         guard !isClosed else { throw .invalidArgument("The client is closed.") }
         if let existing = liveRecord(for: productID) {
             records[existing.id]?.proof = proof
             records[existing.id]?.priority = priority
+            journal.append([
+                .proof(
+                    id: existing.id, receipt: records[existing.id]?.receipt,
+                    signedTransaction: records[existing.id]?.signedTransaction, priority: priority)
+            ])
             if case .finished? = machines[existing.id]?.state {
                 // finished but re-requested: fall through to a new download (a newer version may exist)
             } else {
@@ -373,14 +400,14 @@ public actor KioskClient {
                 let action = machine.resume()
                 commit(existing.id, machine)
                 perform(action, for: existing.id)
-                persist()
                 return existing.id
             }
         }
         for (id, record) in records where record.productID == productID { forget(id) }
         let id = DownloadID()
         var record = DownloadRecord(
-            id: id, productID: productID, receipt: nil, signedTransaction: nil, priority: priority, sequence: nextSequence,
+            id: id, productID: productID, receipt: nil, signedTransaction: nil, priority: priority,
+            sequence: nextSequence,
             state: .waiting, attempt: 0, grant: nil, entityTags: [:], verifiedPaths: [], integrityFailures: [:],
             createdAt: Date())
         record.proof = proof
@@ -388,7 +415,7 @@ public actor KioskClient {
         records[id] = record
         machines[id] = DownloadStateMachine(maximumAttempts: configuration.retryPolicy.maximumAttempts)
         progress[id] = DownloadProgress()
-        persist()
+        journal.append([.created(record)])
         emitState(id)
         schedule()
         return id
@@ -397,7 +424,8 @@ public actor KioskClient {
     /// Enqueues with a receipt given as raw bytes (it is base64-encoded).
     @discardableResult
     public func enqueue(productID: String, receipt: Data, priority: DownloadPriority = .normal)
-        throws(KioskError) -> DownloadID {
+        throws(KioskError) -> DownloadID
+    {
         try enqueue(productID: productID, receipt: receipt.base64EncodedString(), priority: priority)
     }
 
@@ -462,13 +490,13 @@ public actor KioskClient {
     /// Deletes a product's installed content (content moved out of the caches is forgotten, not deleted).
     public func remove(_ productID: String) throws(KioskError) {
         guard let content = installed.removeValue(forKey: productID) else { throw .notFound(productID: productID) }
-        if !content.isOutsideCaches {
-            try? FileManager.default.removeItem(at: content.directory)
-        }
+        if !content.isOutsideCaches { fileSystem.remove(content.directory) }
+        markers.forget(productID)
         for (id, record) in records where record.productID == productID && machines[id]?.state == .finished {
             forget(id)
         }
-        persist()
+        journal.append([.removed(productID: productID)])
+        journal.synchronize()
         broadcaster.send(.removed(productID: productID, version: content.version))
     }
 
@@ -478,16 +506,19 @@ public actor KioskClient {
         reconcileInstalled()
         guard var content = installed[productID] else { throw .notFound(productID: productID) }
         do {
-            try FileManager.default.createDirectory(at: directory.deletingLastPathComponent(),
-                                                    withIntermediateDirectories: true)
-            try FileManager.default.moveItem(at: content.directory, to: directory)
+            try CacheFiles.createRoot(directory.deletingLastPathComponent(), fileSystem: fileSystem)
+            try fileSystem.move(content.directory, to: directory)
+        } catch let error as KioskError {
+            throw error
         } catch {
-            throw .fileSystem(path: directory.path, underlying: error.localizedDescription)
+            throw .fileSystem(path: directory.path, underlying: (error as? SystemCallError)?.message ?? "\(error)")
         }
         content.directory = directory.standardizedFileURL
         content.isOutsideCaches = true
         installed[productID] = content
-        persist()
+        markers.record(content)
+        journal.append([.installed(content)])
+        journal.synchronize()
         return content
     }
 
@@ -541,7 +572,7 @@ public actor KioskClient {
         for task in running { task.cancel() }
         for task in running { await task.value }
         transfers.removeAll()
-        persist()
+        journal.synchronize()
         for (_, waiters) in installWaiters {
             for waiter in waiters { waiter.resume(throwing: CancellationError()) }
         }
@@ -566,14 +597,15 @@ public actor KioskClient {
 
     /// The installation ID kept in the cache root, created (a random UUID) on first use. When it cannot be written,
     /// a fresh one is used for this session.
-    private static func installationID(in layout: CacheLayout) -> String {
-        if let data = try? Data(contentsOf: layout.installationIDFile),
-           let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
-           UUID(uuidString: text) != nil {
+    private static func installationID(in layout: CacheLayout, fileSystem: any KioskFileSystem) -> String {
+        if let data = fileSystem.contents(of: layout.installationIDFile),
+            let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
+            UUID(uuidString: text) != nil
+        {
             return text
         }
         let fresh = UUID().uuidString.lowercased()
-        try? CacheFiles.writeAtomically(Data(fresh.utf8), to: layout.installationIDFile)
+        try? CacheFiles.writeAtomically(Data(fresh.utf8), to: layout.installationIDFile, fileSystem: fileSystem)
         return fresh
     }
 
@@ -582,25 +614,31 @@ public actor KioskClient {
     }
 
     private func work(for record: DownloadRecord) -> DownloadWork {
-        DownloadWork(productID: record.productID, proof: record.proof, grant: record.grant,
-                     grantReceivedAt: record.grantReceivedAt, entityTags: record.entityTags,
-                     verifiedPaths: record.verifiedPaths, integrityFailures: record.integrityFailures)
+        DownloadWork(
+            productID: record.productID, proof: record.proof, grant: record.grant,
+            grantReceivedAt: record.grantReceivedAt, entityTags: record.entityTags,
+            verifiedPaths: record.verifiedPaths, integrityFailures: record.integrityFailures)
     }
 
     private func snapshot(_ id: DownloadID) -> DownloadSnapshot? {
         guard let record = records[id], let machine = machines[id] else { return nil }
-        return DownloadSnapshot(id: id, productID: record.productID, version: record.grant?.contentVersion,
-                                state: machine.state, progress: progress[id] ?? DownloadProgress(),
-                                priority: record.priority, createdAt: record.createdAt)
+        return DownloadSnapshot(
+            id: id, productID: record.productID, version: record.grant?.contentVersion,
+            state: machine.state, progress: progress[id] ?? DownloadProgress(),
+            priority: record.priority, createdAt: record.createdAt)
     }
 
+    /// Keeps the machine's state and journals it when it changed.
     private func commit(_ id: DownloadID, _ machine: DownloadStateMachine) {
         let changed = machines[id]?.state != machine.state
+        let journaled = changed || records[id]?.attempt != machine.attempt
         machines[id] = machine
         records[id]?.state = machine.state
         records[id]?.attempt = machine.attempt
+        if journaled { journal.append([.state(id: id, machine.state, attempt: machine.attempt)]) }
         if changed {
-            if case .active = machine.state {} else {
+            if case .active = machine.state {
+            } else {
                 progress[id]?.bytesPerSecond = 0
                 progress[id]?.timeRemaining = nil
                 estimators[id] = nil
@@ -646,7 +684,6 @@ public actor KioskClient {
         guard var machine = machines[id] else { return }
         let action = machine.retryDue()
         commit(id, machine)
-        persist()
         perform(action, for: id)
     }
 
@@ -655,7 +692,6 @@ public actor KioskClient {
         let action = machine.pause(reason)
         commit(id, machine)
         retryTimers.removeValue(forKey: id)?.cancel()
-        persist()
         perform(action, for: id)
         if let task = transfers[id] { await task.value }
         schedule()
@@ -665,7 +701,6 @@ public actor KioskClient {
         guard var machine = machines[id] else { return }
         let action = machine.resume()
         commit(id, machine)
-        persist()
         perform(action, for: id)
     }
 
@@ -677,13 +712,10 @@ public actor KioskClient {
         retryTimers.removeValue(forKey: id)?.cancel()
         perform(action, for: id)
         if let task = transfers[id] { await task.value }
-        try? FileManager.default.removeItem(at: layout.staging(productID: productID))
-        records[id]?.grant = nil
-        records[id]?.grantReceivedAt = nil
-        records[id]?.verifiedPaths = []
-        records[id]?.entityTags = [:]
+        fileSystem.remove(layout.staging(productID: productID))
+        records[id]?.apply(.grant(nil, receivedAt: nil))
+        journal.append([.changed(id: id, .grant(nil, receivedAt: nil))])
         progress[id]?.bytesWritten = 0
-        persist()
         for waiter in installWaiters.removeValue(forKey: productID) ?? [] {
             waiter.resume(throwing: KioskError.cancelled(productID: productID))
         }
@@ -691,6 +723,7 @@ public actor KioskClient {
     }
 
     private func forget(_ id: DownloadID) {
+        if records[id] != nil { journal.append([.forgotten(id: id)]) }
         records[id] = nil
         machines[id] = nil
         progress[id] = nil
@@ -720,7 +753,6 @@ public actor KioskClient {
             commit(id, machine)
             perform(action, for: id)
         }
-        persist()
     }
 
     private func startTransfer(_ id: DownloadID) {
@@ -729,7 +761,10 @@ public actor KioskClient {
         work.installed = installed[record.productID]
         let engine = self.engine
         let hooks = EngineHooks(
-            checkpoint: { [weak self] work in await self?.checkpoint(id, work) },
+            checkpoint: { [weak self] changes, directory, file in
+                await self?.checkpoint(id, changes, syncing: directory, file: file)
+            },
+            durable: { [journal] in await journal.waitUntilDurable() },
             progress: { [weak self] written, expected in
                 let at = ContinuousClock.now
                 Task { await self?.reportProgress(id, written: written, expected: expected, at: at) }
@@ -747,23 +782,22 @@ public actor KioskClient {
         }
     }
 
-    private func checkpoint(_ id: DownloadID, _ work: DownloadWork) {
+    /// Applies the engine's changes to the record and appends them to the journal (without waiting for the disk:
+    /// the journal's group commit makes them durable together with their neighbours').
+    private func checkpoint(_ id: DownloadID, _ changes: [DownloadChange], syncing directory: URL?, file: UnsyncedFile?)
+    {
         guard records[id] != nil, !isClosed else { return }
-        records[id]?.grant = work.grant
-        records[id]?.grantReceivedAt = work.grantReceivedAt
-        records[id]?.entityTags = work.entityTags
-        records[id]?.verifiedPaths = work.verifiedPaths
-        records[id]?.integrityFailures = work.integrityFailures
-        if let total = work.grant?.totalLength { progress[id]?.bytesExpected = total }
+        for change in changes { records[id]?.apply(change) }
+        journal.append(changes.map { .changed(id: id, $0) }, syncing: directory, file: file)
+        if let total = records[id]?.grant?.totalLength { progress[id]?.bytesExpected = total }
         if case .active? = machines[id]?.state, var machine = machines[id] {
             machine.madeProgress()
-            machines[id] = machine
-            records[id]?.attempt = machine.attempt
+            commit(id, machine)
         }
-        persist()
     }
 
-    private func reportProgress(_ id: DownloadID, written: Int64, expected: Int64, at instant: ContinuousClock.Instant) {
+    private func reportProgress(_ id: DownloadID, written: Int64, expected: Int64, at instant: ContinuousClock.Instant)
+    {
         guard case .active? = machines[id]?.state, var current = progress[id] else { return }
         if let last = lastProgressSample[id], instant < last { return }  // a report that arrived late
         lastProgressSample[id] = instant
@@ -786,7 +820,6 @@ public actor KioskClient {
         let action = machine.transferCompleted()
         guard case .verifyAndInstall = action else { return false }
         commit(id, machine)
-        persist()
         return true
     }
 
@@ -799,20 +832,25 @@ public actor KioskClient {
             let action = machine.installed()
             guard case .reportInstalled = action else {
                 // Cancelled while the content was being moved into place: the app does not want it.
-                if !content.isOutsideCaches { try? FileManager.default.removeItem(at: content.directory) }
+                if !content.isOutsideCaches { fileSystem.remove(content.directory) }
                 break
             }
             if let previous = installed[content.productID], previous.directory != content.directory,
-               !previous.isOutsideCaches {
-                try? FileManager.default.removeItem(at: previous.directory)
+                !previous.isOutsideCaches
+            {
+                fileSystem.remove(previous.directory)
             }
+            markers.record(content)
             installed[content.productID] = content
             progress[id]?.bytesWritten = content.totalLength
             progress[id]?.bytesExpected = content.totalLength
+            journal.append([.installed(content)])
             commit(id, machine)
-            persist()
+            journal.synchronize()  // the app is told only once the journal says so
             broadcaster.send(.installed(content))
-            for waiter in installWaiters.removeValue(forKey: record.productID) ?? [] { waiter.resume(returning: content) }
+            for waiter in installWaiters.removeValue(forKey: record.productID) ?? [] {
+                waiter.resume(returning: content)
+            }
         case .failure(let error):
             if error is CancellationError { break }
             let kioskError = (error as? KioskError) ?? .fileSystem(path: record.productID, underlying: "\(error)")
@@ -823,7 +861,6 @@ public actor KioskClient {
             default: action = .none  // paused or cancelled meanwhile: the stop was intentional
             }
             commit(id, machine)
-            persist()
             perform(action, for: id)
         }
         schedule()
@@ -833,35 +870,25 @@ public actor KioskClient {
 
     /// Drops installed content whose files vanished, and finished downloads that pointed at it.
     private func reconcileInstalled() {
-        let (_, vanished) = ContentReconciler.reconcile(Array(installed.values),
-                                                         fileSize: ContentReconciler.diskFileSize)
+        let (_, vanished) = ContentReconciler.reconcile(Array(installed.values), markers: markers)
         guard !vanished.isEmpty else { return }
         for content in vanished {
             installed[content.productID] = nil
+            journal.append([.removed(productID: content.productID)])
             for (id, record) in records where record.productID == content.productID {
                 if case .finished? = machines[id]?.state { forget(id) }
             }
             broadcaster.send(.removed(productID: content.productID, version: content.version))
         }
-        persist()
     }
 
     /// Deletes staging folders no download owns (their receipts are unknown, so they cannot be resumed).
     private func removeOrphanedStaging() {
         let owned = Set(records.values.filter { !($0.state.isTerminal) || $0.state.name == "failed" }.map(\.productID))
-        guard let folders = try? FileManager.default.contentsOfDirectory(atPath: layout.stagingRoot.path) else { return }
+        guard let folders = fileSystem.contentsOfDirectory(layout.stagingRoot) else { return }
         for folder in folders where !owned.contains(folder) {
-            try? FileManager.default.removeItem(at: layout.stagingRoot.appendingPathComponent(folder))
+            fileSystem.remove(layout.stagingRoot.appendingPathComponent(folder))
         }
-    }
-
-    private func persist() {
-        guard !records.isEmpty || !installed.isEmpty || FileManager.default.fileExists(atPath: layout.journal.path)
-        else { return }
-        let snapshot = JournalSnapshot(
-            nextSequence: nextSequence, downloads: records.values.sorted { $0.sequence < $1.sequence },
-            installed: installed.values.sorted { $0.productID < $1.productID })
-        try? journal.save(snapshot)
     }
 }
 

@@ -70,7 +70,7 @@ struct HostileServerTests {
                 id: DownloadID(), productID: Self.product, receipt: purchase.receiptData, priority: .normal,
                 sequence: 0, state: .active, attempt: 0, grant: grant, entityTags: [:],
                 verifiedPaths: ["Contents/b.bin"], integrityFailures: [:], createdAt: Date())
-            try Journal(layout: layout).save(JournalSnapshot(nextSequence: 1, downloads: [record]))
+            try Journal(layout: layout).replace(with: JournalSnapshot(nextSequence: 1, downloads: [record]))
             let before = server.contentBytesSent
 
             let outcome = try await ChildProcess.runKiosk(

@@ -57,12 +57,12 @@ struct CatalogMirrorTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let url = folder.appendingPathComponent("catalog-mirror.json")
-        #expect(CatalogMirror.load(from: url) == nil)
-        try Self.mirror.save(to: url)
-        #expect(CatalogMirror.load(from: url) == Self.mirror)
+        #expect(CatalogMirror.load(from: url, fileSystem: POSIXFileSystem()) == nil)
+        try Self.mirror.save(to: url, fileSystem: POSIXFileSystem())
+        #expect(CatalogMirror.load(from: url, fileSystem: POSIXFileSystem()) == Self.mirror)
         try Data("{\"format\":2,\"catalog_etag\":\"x\",\"products\":{}}".utf8).write(to: url)
-        #expect(CatalogMirror.load(from: url) == nil)
+        #expect(CatalogMirror.load(from: url, fileSystem: POSIXFileSystem()) == nil)
         try Data("garbage".utf8).write(to: url)
-        #expect(CatalogMirror.load(from: url) == nil)
+        #expect(CatalogMirror.load(from: url, fileSystem: POSIXFileSystem()) == nil)
     }
 }

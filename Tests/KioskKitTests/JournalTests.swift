@@ -4,6 +4,13 @@ import Testing
 
 @testable import KioskKit
 
+extension JournalSnapshot {
+    /// What the snapshot says, without its format and log generation.
+    var state: JournalSnapshot {
+        JournalSnapshot(nextSequence: nextSequence, downloads: downloads, installed: installed)
+    }
+}
+
 @Suite("Journal")
 struct JournalTests {
     let root: URL
@@ -16,43 +23,51 @@ struct JournalTests {
     }
 
     func sample(_ count: Int = 2) -> JournalSnapshot {
-        let grant = Grant(productID: "com.example.a", contentVersion: "1.0", totalLength: 30,
-                          expiresAt: Date(timeIntervalSince1970: 1_900_000_000), token: "t",
-                          files: [GrantFile(path: "Contents/a.bin", length: 30, sha256: String(repeating: "a", count: 64),
-                                            url: "/v1/content/com.example.a/1.0/Contents/a.bin")])
+        let grant = Grant(
+            productID: "com.example.a", contentVersion: "1.0", totalLength: 30,
+            expiresAt: Date(timeIntervalSince1970: 1_900_000_000), token: "t",
+            files: [
+                GrantFile(
+                    path: "Contents/a.bin", length: 30, sha256: String(repeating: "a", count: 64),
+                    url: "/v1/content/com.example.a/1.0/Contents/a.bin")
+            ])
         let downloads = (0..<count).map { index in
-            DownloadRecord(id: DownloadID(), productID: "com.example.p\(index)", receipt: "cmVjZWlwdA==",
-                           priority: .normal, sequence: UInt64(index),
-                           state: index == 0 ? .paused(.insufficientStorage) : .failed(.journal("x")), attempt: index,
-                           grant: grant, entityTags: ["Contents/a.bin": "\"abc\""], verifiedPaths: ["Contents/a.bin"],
-                           integrityFailures: [:], createdAt: Date(timeIntervalSince1970: 1_800_000_000))
+            DownloadRecord(
+                id: DownloadID(), productID: "com.example.p\(index)", receipt: "cmVjZWlwdA==",
+                priority: .normal, sequence: UInt64(index),
+                state: index == 0 ? .paused(.insufficientStorage) : .failed(.journal("x")), attempt: index,
+                grant: grant, entityTags: ["Contents/a.bin": "\"abc\""], verifiedPaths: ["Contents/a.bin"],
+                integrityFailures: [:], createdAt: Date(timeIntervalSince1970: 1_800_000_000))
         }
-        let installed = InstalledContent(productID: "com.example.b", version: "2.0",
-                                         directory: root.appendingPathComponent("Content/com.example.b/2.0"),
-                                         files: [InstalledFile(path: "x", length: 3, sha256: "")],
-                                         installedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        let installed = InstalledContent(
+            productID: "com.example.b", version: "2.0",
+            directory: root.appendingPathComponent("Content/com.example.b/2.0"),
+            files: [InstalledFile(path: "x", length: 3, sha256: "")],
+            installedAt: Date(timeIntervalSince1970: 1_800_000_000))
         return JournalSnapshot(nextSequence: UInt64(count), downloads: downloads, installed: [installed])
     }
 
     @Test func roundTrip() throws {
         let snapshot = sample()
-        try journal.save(snapshot)
+        try journal.replace(with: snapshot)
         let (loaded, recovery) = journal.load()
         #expect(recovery == .loaded)
-        #expect(loaded == snapshot)
+        #expect(loaded.state == snapshot.state)
         #expect(!FileManager.default.fileExists(atPath: journal.temporaryURL.path))
     }
 
     @Test func proofsOfEitherKindRoundTripAndOldRecordsReadAsReceipts() throws {
         var snapshot = sample()
         snapshot.downloads[1].proof = .signedTransaction("eyJ.eyJ.sig")
-        try journal.save(snapshot)
+        try journal.replace(with: snapshot)
         let (loaded, _) = journal.load()
         #expect(loaded.downloads.map(\.proof) == [.receipt("cmVjZWlwdA=="), .signedTransaction("eyJ.eyJ.sig")])
         // A record written before signed transactions existed has only "receipt".
-        var old = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(snapshot.downloads[0])) as! [String: Any]
+        var old =
+            try JSONSerialization.jsonObject(with: try JSONEncoder().encode(snapshot.downloads[0])) as! [String: Any]
         old.removeValue(forKey: "signedTransaction")
-        let record = try JSONDecoder().decode(DownloadRecord.self, from: try JSONSerialization.data(withJSONObject: old))
+        let record = try JSONDecoder().decode(
+            DownloadRecord.self, from: try JSONSerialization.data(withJSONObject: old))
         #expect(record.proof == .receipt("cmVjZWlwdA=="))
     }
 
@@ -65,17 +80,17 @@ struct JournalTests {
     @Test func secondSaveKeepsThePreviousCopy() throws {
         let first = sample(1)
         let second = sample(2)
-        try journal.save(first)
-        try journal.save(second)
-        #expect(Journal.read(journal.previousURL) == first)
-        #expect(Journal.read(journal.url) == second)
+        try journal.replace(with: first)
+        try journal.replace(with: second)
+        #expect(journal.read(journal.previousURL)?.state == first.state)
+        #expect(journal.read(journal.url)?.state == second.state)
     }
 
     @Test(arguments: ["truncated", "garbage", "empty", "wrongShape"])
     func tornJournalFallsBackToThePreviousCopy(_ damage: String) throws {
         let first = sample(1)
-        try journal.save(first)
-        try journal.save(sample(2))
+        try journal.replace(with: first)
+        try journal.replace(with: sample(2))
         let data = try Data(contentsOf: journal.url)
         switch damage {
         case "truncated": try data.prefix(data.count / 2).write(to: journal.url)
@@ -85,40 +100,41 @@ struct JournalTests {
         }
         let (loaded, recovery) = journal.load()
         #expect(recovery == .previousCopy)
-        #expect(loaded == first)
+        #expect(loaded.state == first.state)
     }
 
     @Test func renameTornBetweenKeepAndReplaceUsesThePreviousCopy() throws {
         // The crash happened after journal.json became journal.prev.json and before the temp file was renamed.
         let first = sample(1)
-        try journal.save(first)
+        try journal.replace(with: first)
         try FileManager.default.moveItem(at: journal.url, to: journal.previousURL)
         try Data("{\"partial".utf8).write(to: journal.temporaryURL)
         let (loaded, recovery) = journal.load()
         #expect(recovery == .previousCopy)
-        #expect(loaded == first)
+        #expect(loaded.state == first.state)
         #expect(!FileManager.default.fileExists(atPath: journal.temporaryURL.path))
     }
 
     @Test func tempFileLeftBehindIsIgnoredAndRemoved() throws {
         let snapshot = sample()
-        try journal.save(snapshot)
+        try journal.replace(with: snapshot)
         try Data("half a journal".utf8).write(to: journal.temporaryURL)
         let (loaded, recovery) = journal.load()
         #expect(recovery == .loaded)
-        #expect(loaded == snapshot)
+        #expect(loaded.state == snapshot.state)
         #expect(!FileManager.default.fileExists(atPath: journal.temporaryURL.path))
     }
 
     @Test func bothCopiesCorruptRebuildsInstalledContentFromDisk() throws {
-        try journal.save(sample())
-        try journal.save(sample())
+        try journal.replace(with: sample())
+        try journal.replace(with: sample())
         try Data("garbage".utf8).write(to: journal.url)
         try Data("garbage".utf8).write(to: journal.previousURL)
         let layout = CacheLayout(root: root)
         let folder = layout.content(productID: "com.example.c", version: "3.0")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("Contents"),
-                                                withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("Contents"),
+            withIntermediateDirectories: true)
         try Data("hello".utf8).write(to: folder.appendingPathComponent("Contents/a.txt"))
         let (loaded, recovery) = journal.load()
         #expect(recovery == .rebuiltFromDisk)
@@ -127,6 +143,26 @@ struct JournalTests {
         #expect(loaded.installed.first?.productID == "com.example.c")
         #expect(loaded.installed.first?.version == "3.0")
         #expect(loaded.installed.first?.files == [InstalledFile(path: "Contents/a.txt", length: 5, sha256: "")])
+    }
+
+    /// A journal written by the release before the log (format 1, one JSON snapshot) still loads.
+    @Test func format1JournalOfThePreviousReleaseLoads() throws {
+        let fixture = try #require(
+            Bundle.module.url(forResource: "journal-format1", withExtension: "json", subdirectory: "Fixtures"))
+        try FileManager.default.copyItem(at: fixture, to: journal.url)
+        let (loaded, recovery) = journal.load()
+        #expect(recovery == .loaded)
+        #expect(loaded.nextSequence == 5)
+        let download = try #require(loaded.downloads.first)
+        #expect(download.id.rawValue.uuidString == "11111111-2222-3333-4444-555555555555")
+        #expect(download.state == .active && download.attempt == 2 && download.priority == .high)
+        #expect(download.proof == .receipt("cmVjZWlwdA=="))
+        #expect(download.grant?.files.count == 3 && download.grant?.token == "token-1")
+        #expect(download.verifiedPaths == ["Contents/level-0.bin"])
+        #expect(download.entityTags == ["Contents/level-0.bin": "\"e0\"", "Contents/level-1.bin": "\"e1\""])
+        #expect(download.integrityFailures == ["Contents/level-1.bin": 1])
+        #expect(loaded.installed.map(\.productID) == ["com.example.magazine"])
+        #expect(loaded.installed.first?.files.first?.length == 12)
     }
 
     @Test func newerFormatIsNotMisread() throws {
@@ -139,8 +175,9 @@ struct JournalTests {
 @Suite("Reconcile and grant renewal")
 struct ReconcileAndRenewalTests {
     func content(_ files: [(String, Int64)]) -> InstalledContent {
-        InstalledContent(productID: "p", version: "1", directory: URL(fileURLWithPath: "/c/p/1"),
-                         files: files.map { InstalledFile(path: $0.0, length: $0.1, sha256: "") }, installedAt: Date())
+        InstalledContent(
+            productID: "p", version: "1", directory: URL(fileURLWithPath: "/c/p/1"),
+            files: files.map { InstalledFile(path: $0.0, length: $0.1, sha256: "") }, installedAt: Date())
     }
 
     @Test func intactWhenEveryFileHasItsSize() {
@@ -168,17 +205,21 @@ struct ReconcileAndRenewalTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-rec-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try Data("abc".utf8).write(to: root.appendingPathComponent("a"))
-        let item = InstalledContent(productID: "p", version: "1", directory: root,
-                                    files: [InstalledFile(path: "a", length: 3, sha256: "")], installedAt: Date())
+        let item = InstalledContent(
+            productID: "p", version: "1", directory: root,
+            files: [InstalledFile(path: "a", length: 3, sha256: "")], installedAt: Date())
         #expect(ContentReconciler.check(item, fileSize: ContentReconciler.diskFileSize) == .intact)
         try FileManager.default.removeItem(at: root.appendingPathComponent("a"))
         #expect(ContentReconciler.check(item, fileSize: ContentReconciler.diskFileSize) == .damaged(missing: ["a"]))
     }
 
     func grant(_ version: String, _ files: [(String, Int64, String)]) -> Grant {
-        Grant(productID: "p", contentVersion: version, totalLength: files.reduce(0) { $0 + $1.1 },
-              expiresAt: Date(), token: "t",
-              files: files.map { GrantFile(path: $0.0, length: $0.1, sha256: $0.2, url: "/v1/content/p/\(version)/\($0.0)") })
+        Grant(
+            productID: "p", contentVersion: version, totalLength: files.reduce(0) { $0 + $1.1 },
+            expiresAt: Date(), token: "t",
+            files: files.map {
+                GrantFile(path: $0.0, length: $0.1, sha256: $0.2, url: "/v1/content/p/\(version)/\($0.0)")
+            })
     }
 
     @Test func sameVersionKeepsEverything() {

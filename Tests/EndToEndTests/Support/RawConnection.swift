@@ -39,9 +39,9 @@ final class RawConnection: Sendable {
     @discardableResult
     func send(_ data: Data) -> Bool { RawHTTP.sendAll(fd, data) }
 
-    /// Reads for up to `timeout`, stopping early when the server closes the connection: what arrived, and whether
-    /// the connection is closed.
-    func receive(for timeout: Duration) -> (data: Data, closed: Bool) {
+    /// Reads for up to `timeout`, stopping early when the server closes the connection or once `stopAfter` bytes
+    /// have arrived: what arrived, and whether the connection is closed.
+    func receive(for timeout: Duration, stopAfter limit: Int = .max) -> (data: Data, closed: Bool) {
         let deadline = ContinuousClock.now + timeout
         var received = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
@@ -54,6 +54,7 @@ final class RawConnection: Sendable {
             let count = read(fd, &chunk, chunk.count)
             if count > 0 {
                 received.append(chunk, count: count)
+                if received.count >= limit { return (received, false) }
             } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
                 return (received, true)
             }

@@ -1,0 +1,130 @@
+import Foundation
+import KioskCore
+
+/// What the journal keeps about one download. The proof of purchase is kept so that an expired grant can be
+/// renewed after a relaunch; it is never logged.
+struct DownloadRecord: Sendable, Hashable, Codable {
+    var id: DownloadID
+    var productID: String
+    /// The receipt paying for the download, when the proof is a receipt (the only key journals had before signed
+    /// transactions, so they still read).
+    var receipt: String?
+    /// The StoreKit 2 signed transaction paying for the download, when the proof is one.
+    var signedTransaction: String?
+    var priority: DownloadPriority
+    /// Enqueue order, for FIFO within a priority.
+    var sequence: UInt64
+    var state: DownloadState
+    var attempt: Int
+    /// The current grant (its version is the download's version), once asked for.
+    var grant: Grant?
+    /// When ``grant`` was received: it is trusted for at most ``GrantLimits/maximumTrust`` after that. Journals
+    /// written before this key existed have none, and their grant is renewed before use.
+    var grantReceivedAt: Date? = nil
+    /// The `ETag` of each file's first response, sent back as `If-Range`.
+    var entityTags: [String: String]
+    /// Files downloaded and verified against the grant (renamed from `.part` in staging).
+    var verifiedPaths: Set<String>
+    /// How many times a file failed verification (one retry, then an integrity error).
+    var integrityFailures: [String: Int]
+    var createdAt: Date
+
+    /// The proof of purchase, as stored in ``receipt`` or ``signedTransaction``.
+    var proof: PurchaseProof {
+        get { signedTransaction.map(PurchaseProof.signedTransaction) ?? .receipt(receipt ?? "") }
+        set {
+            switch newValue {
+            case .receipt(let text): (receipt, signedTransaction) = (text, nil)
+            case .signedTransaction(let text): (receipt, signedTransaction) = (nil, text)
+            }
+        }
+    }
+}
+
+extension DownloadRecord {
+    /// The record without its grant when the grant fails today's checks (``GrantValidation``): a grant journaled by
+    /// an older, laxer KioskKit, for example with a content URL outside its product. The download then resumes with
+    /// a fresh grant. Files already verified stay on disk in staging and are kept once their SHA-256 matches the
+    /// fresh grant; `If-Range` validators are kept, so a part of a file that changed starts over.
+    func droppingUnsafeGrant(limits: GrantLimits) -> DownloadRecord {
+        guard let grant else { return self }
+        do {
+            try GrantValidation.validate(grant, productID: productID, limits: limits)
+            return self
+        } catch {
+            var record = self
+            record.grant = nil
+            record.grantReceivedAt = nil
+            record.verifiedPaths = []
+            record.entityTags = entityTags.filter { Identifiers.isValidFilePath($0.key) }
+            record.integrityFailures = integrityFailures.filter { Identifiers.isValidFilePath($0.key) }
+            return record
+        }
+    }
+}
+
+/// The per-file state of a download that the engine changes and the journal records: the grant and each file's
+/// fate. ``DownloadRecord`` (the journal's value) and ``DownloadWork`` (the engine's) both have it, and both apply
+/// a ``DownloadChange`` the same way.
+protocol DownloadFileState {
+    var grant: Grant? { get set }
+    var grantReceivedAt: Date? { get set }
+    var entityTags: [String: String] { get set }
+    var verifiedPaths: Set<String> { get set }
+    var integrityFailures: [String: Int] { get set }
+}
+
+/// One change to a download's per-file state: what a journal checkpoint appends, instead of the whole record.
+enum DownloadChange: Sendable, Hashable, Codable {
+    /// A new grant (or none). What is kept about files the new grant does not list is dropped; `nil` drops all.
+    case grant(Grant?, receivedAt: Date?)
+    /// A file was downloaded, verified and made durable in staging.
+    case verified(path: String)
+    /// The `ETag` of a file's first response (`nil` to forget it).
+    case entityTag(path: String, tag: String?)
+    /// How many times a file failed verification (`nil` to forget it).
+    case integrityFailures(path: String, count: Int?)
+    /// A file's bytes were deleted: it is no longer verified and its validator and failures are forgotten.
+    case discarded(path: String)
+}
+
+extension DownloadFileState {
+    /// Applies one change. Costs O(1), except a grant change, which costs O(files of the grant).
+    mutating func apply(_ change: DownloadChange) {
+        switch change {
+        case .grant(let new, let receivedAt):
+            grant = new
+            grantReceivedAt = receivedAt
+            guard let new else {
+                verifiedPaths = []
+                entityTags = [:]
+                integrityFailures = [:]
+                return
+            }
+            let paths = Set(new.files.map(\.path))
+            verifiedPaths.formIntersection(paths)
+            entityTags = entityTags.filter { paths.contains($0.key) }
+            integrityFailures = integrityFailures.filter { paths.contains($0.key) }
+        case .verified(let path):
+            verifiedPaths.insert(path)
+            integrityFailures[path] = nil
+        case .entityTag(let path, let tag):
+            entityTags[path] = tag
+        case .integrityFailures(let path, let count):
+            integrityFailures[path] = count
+        case .discarded(let path):
+            verifiedPaths.remove(path)
+            entityTags[path] = nil
+            integrityFailures[path] = nil
+        }
+    }
+
+    /// The bytes of the files verified so far (O(files): computed once when a transfer starts or a grant changes,
+    /// then kept up to date file by file).
+    var verifiedLength: Int64 {
+        guard let grant else { return 0 }
+        return grant.files.reduce(Int64(0)) { $0 + (verifiedPaths.contains($1.path) ? $1.length : 0) }
+    }
+}
+
+extension DownloadRecord: DownloadFileState {}
