@@ -22,7 +22,7 @@ struct GrantService: Sendable {
     let now: @Sendable () -> Date
 
     /// A grant for `request.productID`, counted in the metrics as issued or refused with its code.
-    func grant(_ request: GrantRequest, logger: Logger) async throws -> Grant {
+    func grant(_ request: GrantRequest, logger: Logger) async throws -> IssuedGrant {
         do {
             let grant = try await issue(request, logger: logger)
             metrics.recordGrant(refusal: nil)
@@ -54,7 +54,7 @@ struct GrantService: Sendable {
         return EntitlementsResponse(environment: receipt.environment.rawValue, entitlements: entitlements)
     }
 
-    private func issue(_ request: GrantRequest, logger: Logger) async throws -> Grant {
+    private func issue(_ request: GrantRequest, logger: Logger) async throws -> IssuedGrant {
         guard Identifiers.isValidProductID(request.productID) else {
             throw GrantRefusal.invalidProductID(request.productID)
         }
@@ -80,15 +80,12 @@ struct GrantService: Sendable {
                 productID: product.info.productID, contentVersion: product.info.contentVersion,
                 transactionID: transaction.transactionID, expiresAt: Int64(expiresAt.timeIntervalSince1970),
                 originalTransactionID: transaction.originalTransactionID))
-        let grant = Grant(
-            productID: product.info.productID, contentVersion: product.info.contentVersion,
-            totalLength: product.contentLength, expiresAt: expiresAt, token: token,
-            files: product.files.map { file in
-                GrantFile(
-                    path: file.path, length: file.length, sha256: file.sha256,
-                    url: Self.contentURL(
-                        product: product.info.productID, version: product.info.contentVersion, path: file.path))
-            })
+        // The file list is the version's, encoded once; only this request's fields are encoded here.
+        let grant = try IssuedGrant(
+            fields: Grant(
+                productID: product.info.productID, contentVersion: product.info.contentVersion,
+                totalLength: product.contentLength, expiresAt: expiresAt, token: token, files: []),
+            files: snapshot.grantFiles.list(for: product))
         logger.info(
             "grant issued",
             metadata: [
