@@ -202,7 +202,7 @@ for product in "$TILES" "$LEVELS" "$SAMPLE"; do
     [[ -n "$BASELINE_BIN" ]] && grant_rows+=(
         "$product: baseline build, first grant after startup, JSON, ms|${R[$product,baseline_first]}|(info)|-"
         "$product: baseline build, grant latency JSON, median / p99, ms|${R[$product,baseline_plain,p50]} / ${R[$product,baseline_plain,p99]}|(info)|-"
-        "$product: this build over the baseline, median, JSON / gzip|$(ratio "${R[$product,kiosk_plain,p50]}" "${R[$product,baseline_plain,p50]}")× / $(ratio "${R[$product,kiosk_gzip,p50]}" "${R[$product,baseline_plain,p50]}")×|(info)|-"
+        "$product: speed-up over the baseline (its median / this build's), JSON / gzip|$(ratio "${R[$product,baseline_plain,p50]}" "${R[$product,kiosk_plain,p50]}")× / $(ratio "${R[$product,baseline_plain,p50]}" "${R[$product,kiosk_gzip,p50]}")×|(info)|-"
     )
 done
 grant_rows+=(

@@ -84,6 +84,19 @@ struct GrantFileListTests {
         }
     }
 
+    @Test func theFileListIsWhatJSONEncoderWrites() throws {
+        let odd = [
+            "Contents/a b (1),+.bin", #"quote " and \ backslash"#, "tab\t newline\n nul\u{0} bell\u{7} del\u{7F}",
+            "é ü 😀 \u{2028}", "/slashes/and%20percent", "",
+        ]
+        let files = odd.enumerated().map { index, text in
+            GrantFile(path: text, length: Int64(index) * 1_000_000_007, sha256: text, url: "/v1/content/" + text)
+        }
+        for list in [files, [], [files[0]]] {
+            #expect(Data(try GrantFileList.encode(list).readableBytesView) == (try KioskJSON.encode(list)))
+        }
+    }
+
     @Test(arguments: [0, 1, 500])
     func theStitchedGzipDecompressesToTheDirectEncoding(fileCount: Int) async throws {
         let content = try ServerTestDirectory()

@@ -96,6 +96,9 @@ JSON
 
 # start_kiosk [serve options…] — starts Kiosk on an ephemeral port; sets KIOSK_PID and KIOSK_BASE.
 start_kiosk() {
+    # Emptied here, not only by the redirection below: that runs in the child, which a quick read of an earlier
+    # run's address could beat.
+    : >"$WORK_DIR/kiosk.out"
     "$KIOSK_BIN" serve --host 127.0.0.1 --port 0 --content "$CONTENT_DIR" --data "$DATA_DIR" --reload-interval 0 \
         --log-level warning "$@" >"$WORK_DIR/kiosk.out" 2>"$WORK_DIR/kiosk.err" &
     KIOSK_PID=$!

@@ -16,8 +16,43 @@ struct GrantFileList: Sendable {
 
     /// Encodes and compresses the files of `product`'s current version.
     init(product: CatalogProduct) throws {
-        json = ByteBuffer(bytes: try KioskJSON.encode(Self.files(of: product)))
+        json = try Self.encode(Self.files(of: product))
         deflated = try DeflatedPart(compressing: json)
+    }
+
+    /// The bytes `KioskJSON.encode(files)` gives, written directly: JSONEncoder takes about 15 µs a file, a third
+    /// of a second for 20,000 files. Strings of printable ASCII other than `"` and `\` (every catalog path, URL and
+    /// hash) are copied as they are; any other string is escaped by ``KioskJSON`` itself.
+    static func encode(_ files: [GrantFile]) throws -> ByteBuffer {
+        var out = ByteBuffer()
+        out.reserveCapacity(files.count * 200)
+        out.writeStaticString("[")
+        for (index, file) in files.enumerated() {
+            out.writeStaticString(index == 0 ? "{\"length\":" : ",{\"length\":")
+            out.writeString(String(file.length))
+            out.writeStaticString(",\"path\":")
+            try writeJSONString(file.path, to: &out)
+            out.writeStaticString(",\"sha256\":")
+            try writeJSONString(file.sha256, to: &out)
+            out.writeStaticString(",\"url\":")
+            try writeJSONString(file.url, to: &out)
+            out.writeStaticString("}")
+        }
+        out.writeStaticString("]")
+        return out
+    }
+
+    private static func writeJSONString(_ text: String, to out: inout ByteBuffer) throws {
+        let plain = text.utf8.allSatisfy {
+            $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\")
+        }
+        guard plain else {
+            out.writeBytes(try KioskJSON.encode(text))
+            return
+        }
+        out.writeStaticString("\"")
+        out.writeString(text)
+        out.writeStaticString("\"")
     }
 
     /// The grant entries of `product`'s files, each with its content URL.
