@@ -82,6 +82,7 @@ let package = Package(
             name: "KioskServerTests",
             dependencies: [
                 "KioskServer", "KioskStore", "KioskCore",
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -94,6 +95,7 @@ let package = Package(
             name: "EndToEndTests",
             dependencies: [
                 "KioskServer", "KioskKit", "KioskCore",
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -49,8 +49,6 @@ make_work_dir
 CLK_TCK="$(getconf CLK_TCK)"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 
-now() { date +%s.%N; }
-seconds_since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.2f", b - a}'; }
 cpu_ms() { awk -v t="$CLK_TCK" '{printf "%d", ($14 + $15) * 1000 / t}' "/proc/$1/stat"; }
 
 # generate_catalog dir count files — `count` dated products (an issue every 6 hours, the newest first in the catalog)
@@ -103,22 +101,6 @@ expect_status() {
     for header in "$@"; do args+=(-H "$header"); done
     local got; got="$(curl -gs -o /dev/null -w '%{http_code}' "${args[@]}" "$url")"
     [[ "$got" == "$status" ]] || die "$url answered $got, expected $status"
-}
-
-# last_reload_seconds — the duration of the newest "catalog loaded" line of Kiosk's log.
-reload_count() { grep -c 'catalog loaded' "$WORK_DIR/kiosk.err" || true; }
-last_reload_seconds() {
-    grep 'catalog loaded' "$WORK_DIR/kiosk.err" | tail -1 | grep -o 'duration=[0-9.e+-]* seconds' |
-        awk -F'[= ]' '{printf "%.3f", $2}'
-}
-sighup_reload() { # → seconds of the reload it triggers
-    local before; before="$(reload_count)"
-    kill -HUP "$KIOSK_PID"
-    for _ in $(seq 1 600); do
-        (($(reload_count) > before)) && { last_reload_seconds; return; }
-        sleep 0.05
-    done
-    die "no reload after SIGHUP"
 }
 
 measure() { # size content-folder
@@ -198,9 +180,6 @@ measure "$PRODUCTS" "$LARGE"
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ------------------------------------------------------------------------------------------------ report
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
-at_least() { awk -v v="$1" -v t="$2" 'BEGIN {print (v + 0 >= t + 0) ? "PASS" : "MISS"}'; }
-below() { awk -v v="$1" -v t="$2" 'BEGIN {print (v + 0 < t + 0) ? "PASS" : "MISS"}'; }
 L="$PRODUCTS"
 rows=()
 for kind in "get|Kiosk GET /v1/products, gzip" "not_modified|Kiosk GET /v1/products, If-None-Match → 304" \

@@ -207,7 +207,6 @@ SAMPLED_MAX_KIB="$(rss_max_since 0)"
 kill -0 "$KIOSK_PID" 2>/dev/null || die "kiosk died during the runs"
 
 # ------------------------------------------------------------------------------------------------ 7. report
-ratio() { awk -v k="$1" -v n="$2" 'BEGIN {if (n > 0) printf "%.2f", k / n; else print "n/a"}'; }
 verdict() { awk -v r="$1" -v t="$2" 'BEGIN {print (r + 0 >= t + 0) ? "PASS" : "MISS"}'; }
 declare -A TITLE=(
     [a]="a. 1 client, curl, ${BIG_MIB} MiB file (median of $CURL_RUNS)"

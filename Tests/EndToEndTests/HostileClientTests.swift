@@ -74,8 +74,9 @@ struct HostileClientTests {
             try await expectResponsive(server, "during header drips")
             for drip in drips {
                 let closedAfter = try await drip.value
+                // The idle timeout is 1 s; the bound leaves room for a loaded machine (40 clients on their own threads).
                 #expect(
-                    closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
+                    closedAfter != nil && closedAfter! < .seconds(6), "closed after \(String(describing: closedAfter))")
             }
             try await expectResponsive(server, "after header drips")
         }

@@ -39,9 +39,10 @@ struct GrantServiceHarness {
     func grant(
         _ productID: String, receipt: String, installation: String? = GrantServiceHarness.installation
     ) async throws -> Grant {
-        try await service.grant(
+        let issued = try await service.grant(
             GrantRequest(proof: .receipt(receipt), productID: productID, installationID: installation),
             logger: Self.logger)
+        return try KioskJSON.decode(Grant.self, from: Data(issued.json.flatMap { $0.readableBytesView }))
     }
 }
 

@@ -96,6 +96,9 @@ JSON
 
 # start_kiosk [serve options…] — starts Kiosk on an ephemeral port; sets KIOSK_PID and KIOSK_BASE.
 start_kiosk() {
+    # Emptied here, not only by the redirection below: that runs in the child, which a quick read of an earlier
+    # run's address could beat.
+    : >"$WORK_DIR/kiosk.out"
     "$KIOSK_BIN" serve --host 127.0.0.1 --port 0 --content "$CONTENT_DIR" --data "$DATA_DIR" --reload-interval 0 \
         --log-level warning "$@" >"$WORK_DIR/kiosk.out" 2>"$WORK_DIR/kiosk.err" &
     KIOSK_PID=$!
@@ -130,6 +133,24 @@ grant() {
     GRANT_URL="$(jq -er '.files[0].url' <<<"$body")"
     GRANT_PATH="$GRANT_URL?token=$(jq -er '.token | @uri' <<<"$body")"
     GRANT_LENGTH="$(jq -er '.files[0].length' <<<"$body")"
+}
+
+# reload_count — the number of "catalog loaded" lines in Kiosk's log (start_kiosk with --log-level info).
+reload_count() { grep -c 'catalog loaded' "$WORK_DIR/kiosk.err" || true; }
+# last_reload_seconds — the duration of the newest "catalog loaded" line of Kiosk's log.
+last_reload_seconds() {
+    grep 'catalog loaded' "$WORK_DIR/kiosk.err" | tail -1 | grep -o 'duration=[0-9.e+-]* seconds' |
+        awk -F'[= ]' '{printf "%.3f", $2}'
+}
+# sighup_reload — sends SIGHUP to Kiosk and prints the seconds of the reload it triggers.
+sighup_reload() {
+    local before; before="$(reload_count)"
+    kill -HUP "$KIOSK_PID"
+    for _ in $(seq 1 600); do
+        (($(reload_count) > before)) && { last_reload_seconds; return; }
+        sleep 0.05
+    done
+    die "no reload after SIGHUP"
 }
 
 # free_port — a TCP port nothing listens on at the moment.
@@ -187,6 +208,14 @@ CONF
     done
     die "nginx did not answer"
 }
+
+# now — seconds since 1970 with nanoseconds; seconds_since start — seconds elapsed since `now` gave start.
+now() { date +%s.%N; }
+seconds_since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.2f", b - a}'; }
+# ratio a b — a / b to two decimals ("n/a" when b is 0); at_least / below value target — PASS or MISS.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
+at_least() { awk -v v="$1" -v t="$2" 'BEGIN {print (v + 0 >= t + 0) ? "PASS" : "MISS"}'; }
+below() { awk -v v="$1" -v t="$2" 'BEGIN {print (v + 0 < t + 0) ? "PASS" : "MISS"}'; }
 
 fd_count() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 status_kib() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }

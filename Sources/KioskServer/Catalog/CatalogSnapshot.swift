@@ -90,6 +90,8 @@ public struct CatalogSnapshot: Sendable {
     public let encoded: EncodedCatalog
     /// What the entitlement policy needs of the catalog, built once for this snapshot.
     public let entitlements: EntitlementCatalog
+    /// The grants' file lists, encoded on the first grant for each product and dropped with this snapshot.
+    let grantFiles = GrantFileListCache()
 
     /// Creates a snapshot from loaded products, encoding the catalog.
     public init(products: [CatalogProduct], problems: [ContentProblem]) {

@@ -1,9 +1,10 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import KioskCore
 
 /// `POST /v1/receipts/verify` (what a proof of purchase entitles now, for restore) and `POST /v1/downloads` (a
-/// grant for one product): decode the request, ask the ``GrantService``, encode its answer.
+/// grant for one product, gzipped when asked for): decode the request, ask the ``GrantService``, encode its answer.
 struct PurchaseRoutes {
     let grants: GrantService
 
@@ -24,7 +25,19 @@ struct PurchaseRoutes {
                 grants.recordRefusal(refusal)
                 throw refusal
             }
-            return try JSONIO.response(try await grants.grant(body, logger: context.logger))
+            let grant = try await grants.grant(body, logger: context.logger)
+            return try Self.response(grant, acceptEncoding: request.headers[.acceptEncoding])
         }
+    }
+
+    /// The grant's JSON, gzipped when the client accepts gzip (the file list's compressed form is cached per
+    /// version, so this compresses only this request's fields).
+    static func response(_ grant: IssuedGrant, acceptEncoding: String?) throws -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .vary: "Accept-Encoding"]
+        guard CatalogRepresentation.acceptsGzip(acceptEncoding) else {
+            return Response(status: .ok, headers: headers, body: ResponseBody(contentsOf: grant.json))
+        }
+        headers[.contentEncoding] = "gzip"
+        return Response(status: .ok, headers: headers, body: ResponseBody(contentsOf: try grant.gzip()))
     }
 }

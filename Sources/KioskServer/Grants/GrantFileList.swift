@@ -1,0 +1,155 @@
+import Foundation
+import KioskCore
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// The `files` array of a product version's grants, encoded once: its JSON, and the same compressed into deflate
+/// blocks that every gzipped grant of that version reuses.
+struct GrantFileList: Sendable {
+    /// `[{"length":…,"path":…,"sha256":…,"url":…},…]`, as ``KioskJSON`` encodes `[GrantFile]`.
+    let json: ByteBuffer
+    /// ``json`` compressed, with its CRC-32.
+    let deflated: DeflatedPart
+
+    /// The bytes this list keeps in memory.
+    var byteCount: Int { json.readableBytes + deflated.deflated.readableBytes }
+
+    /// Encodes and compresses the files of `product`'s current version.
+    init(product: CatalogProduct) throws {
+        json = try Self.encode(Self.files(of: product))
+        deflated = try DeflatedPart(compressing: json)
+    }
+
+    /// The bytes `KioskJSON.encode(files)` gives, written directly: a third of JSONEncoder's time (30 ms against
+    /// 95 ms for 20,000 files, release build). Strings of printable ASCII other than `"` and `\` (every catalog path,
+    /// URL and hash) are copied as they are; any other string is escaped by ``KioskJSON`` itself.
+    static func encode(_ files: [GrantFile]) throws -> ByteBuffer {
+        var out = ByteBuffer()
+        out.reserveCapacity(files.count * 200)
+        out.writeStaticString("[")
+        for (index, file) in files.enumerated() {
+            out.writeStaticString(index == 0 ? "{\"length\":" : ",{\"length\":")
+            out.writeString(String(file.length))
+            out.writeStaticString(",\"path\":")
+            try writeJSONString(file.path, to: &out)
+            out.writeStaticString(",\"sha256\":")
+            try writeJSONString(file.sha256, to: &out)
+            out.writeStaticString(",\"url\":")
+            try writeJSONString(file.url, to: &out)
+            out.writeStaticString("}")
+        }
+        out.writeStaticString("]")
+        return out
+    }
+
+    private static func writeJSONString(_ text: String, to out: inout ByteBuffer) throws {
+        let plain = text.utf8.allSatisfy {
+            $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\")
+        }
+        guard plain else {
+            out.writeBytes(try KioskJSON.encode(text))
+            return
+        }
+        out.writeStaticString("\"")
+        out.writeString(text)
+        out.writeStaticString("\"")
+    }
+
+    /// The grant entries of `product`'s files, each with its content URL.
+    static func files(of product: CatalogProduct) -> [GrantFile] {
+        let (id, version) = (product.info.productID, product.info.contentVersion)
+        return product.files.map { file in
+            GrantFile(
+                path: file.path, length: file.length, sha256: file.sha256,
+                url: GrantService.contentURL(product: id, version: version, path: file.path))
+        }
+    }
+}
+
+/// The encoded file lists of one catalog snapshot's products, made on the first grant for each product and dropped
+/// with the snapshot (a reload that changes anything builds a new snapshot, with an empty cache).
+///
+/// Lists are kept within ``byteBudget`` (JSON and compressed bytes together): when a new list passes it, the lists
+/// used least recently are dropped, so a catalog of many products keeps only those asked for lately. The newest list
+/// is always kept, whatever its size.
+///
+/// Each product's list is encoded once even when its first grants arrive together: they wait for the one encoding
+/// (under that product's own lock, so grants for other products do not wait).
+final class GrantFileListCache: Sendable {
+    /// The default budget: room for a few products of 20,000 files (about 5 MiB each).
+    static let defaultByteBudget = 64 << 20
+
+    /// The most bytes kept.
+    let byteBudget: Int
+
+    /// One product's list, made at most once.
+    private final class Slot: Sendable {
+        let list = NIOLockedValueBox<GrantFileList?>(nil)
+    }
+
+    private struct Entry {
+        let slot: Slot
+        var lastUse: UInt64
+        var byteCount = 0
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var byteCount = 0
+        var clock: UInt64 = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// An empty cache keeping at most `byteBudget` bytes of lists (beyond the newest).
+    init(byteBudget: Int = GrantFileListCache.defaultByteBudget) {
+        self.byteBudget = byteBudget
+    }
+
+    /// The list of `product`'s current version, made by `encode` on the first call for that version.
+    func list(
+        for product: CatalogProduct, encode: (CatalogProduct) throws -> GrantFileList = GrantFileList.init(product:)
+    ) throws -> GrantFileList {
+        let key = product.info.productID + "\u{0}" + product.info.contentVersion
+        let slot = state.withLockedValue { state in
+            state.clock += 1
+            if let known = state.entries[key]?.slot {
+                state.entries[key]?.lastUse = state.clock
+                return known
+            }
+            let slot = Slot()
+            state.entries[key] = Entry(slot: slot, lastUse: state.clock)
+            return slot
+        }
+        let (list, isNew) = try slot.list.withLockedValue { kept in
+            if let kept { return (kept, false) }
+            let made = try encode(product)
+            kept = made
+            return (made, true)
+        }
+        if isNew { account(list.byteCount, for: key, slot: slot) }
+        return list
+    }
+
+    /// The number of lists kept.
+    var count: Int { state.withLockedValue { $0.entries.count } }
+
+    /// The bytes of the lists kept.
+    var byteCount: Int { state.withLockedValue { $0.byteCount } }
+
+    /// Counts a new list's bytes, then drops the least recently used other lists while the budget is passed.
+    private func account(_ bytes: Int, for key: String, slot: Slot) {
+        state.withLockedValue { state in
+            // The slot may have been dropped while its list was being made: then it is not counted.
+            guard state.entries[key]?.slot === slot else { return }
+            state.entries[key]?.byteCount = bytes
+            state.byteCount += bytes
+            while state.byteCount > byteBudget, state.entries.count > 1,
+                let oldest = state.entries.filter({ $0.key != key }).min(by: { $0.value.lastUse < $1.value.lastUse })
+            {
+                state.byteCount -= oldest.value.byteCount
+                state.entries[oldest.key] = nil
+            }
+        }
+    }
+}
