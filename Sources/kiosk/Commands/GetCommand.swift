@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import KioskCore
 import KioskKit
 
@@ -70,16 +71,22 @@ struct GetCommand: AsyncParsableCommand {
         let renderer = ProgressRenderer(isTerminal: isatty(STDERR_FILENO) == 1)
         let product = productID
 
-        // Ctrl-C: pause, save, exit 130. The journal keeps the download for the next run.
+        // Ctrl-C: pause, say where, exit 130 within a second. The journal keeps the download for the next run.
         signal(SIGINT, SIG_IGN)
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         interrupt.setEventHandler {
             Task {
                 try? await client.pause(product)
-                await client.close()
+                let progress = await client.download(for: product)?.progress
                 renderer.finishLine()
-                FileHandle.standardError.write(Data("Paused; run the same command again to resume.\n".utf8))
-                Foundation.exit(130)
+                FileHandle.standardError.write(Data((Self.pausedLine(progress) + "\n").utf8))
+                // Closing makes the journal durable; a transfer slow to wind down must not hold the exit.
+                Task.detached {
+                    await client.close()
+                    Self.exitOnce(130)
+                }
+                try? await Task.sleep(for: .milliseconds(800))
+                Self.exitOnce(130)
             }
         }
         interrupt.resume()
@@ -97,6 +104,23 @@ struct GetCommand: AsyncParsableCommand {
         // failed request, which on Linux can take seconds against a server that keeps sending.
         if code != 0 { throw ExitCode(code) }
         await client.close()
+    }
+
+    /// What Ctrl-C prints: `Paused at 42 % (12.3 MB of 29.1 MB). Run the same command to resume.`
+    static func pausedLine(_ progress: DownloadProgress?) -> String {
+        guard let progress, progress.bytesExpected > 0 else { return "Paused. Run the same command to resume." }
+        let percent = Int((progress.fraction * 100).rounded(.down))
+        return "Paused at \(percent) % (\(ProgressRenderer.bytes(progress.bytesWritten)) of "
+            + "\(ProgressRenderer.bytes(progress.bytesExpected))). Run the same command to resume."
+    }
+
+    /// Whether the process is already on its way out.
+    private static let exiting = Atomic<Bool>(false)
+
+    /// Exits with `code`, once: the interrupt handler's two paths to the exit may both get there.
+    private static func exitOnce(_ code: Int32) {
+        guard !exiting.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        Foundation.exit(code)
     }
 
     /// The proof in the file: a compact JWS (three base64url parts) is a signed transaction, anything else a receipt.

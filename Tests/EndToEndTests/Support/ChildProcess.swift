@@ -21,6 +21,8 @@ enum ChildProcess {
         var killedForLimit: Bool
         var standardOutput: String
         var standardError: String
+        /// With `interruptWhen`: how long the child took to exit after its `SIGINT`; nil when it was never sent.
+        var exitAfterInterrupt: Duration? = nil
 
         var description: String {
             let end = exitStatus.map { "exit \($0)" } ?? "signal \(signal ?? -1)"
@@ -44,17 +46,20 @@ enum ChildProcess {
     }
 
     /// Runs `kiosk arguments…` with `input` on standard input. The child is killed (`SIGKILL`) when its resident
-    /// memory passes `memoryCap` bytes or when it runs longer than `timeLimit`.
+    /// memory passes `memoryCap` bytes or when it runs longer than `timeLimit`. With `interruptWhen`, the child gets
+    /// one `SIGINT` (Ctrl-C) as soon as its standard error so far satisfies it.
     static func runKiosk(
         _ arguments: [String], input: Data = Data(), memoryCap: Int = 1 << 30,
-        timeLimit: Duration = .seconds(120)
+        timeLimit: Duration = .seconds(120), interruptWhen: (@Sendable (String) -> Bool)? = nil
     ) async throws -> Outcome {
         let executable = try kioskExecutable
         return try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(
                     with: Result {
-                        try run(executable, arguments, input: input, memoryCap: memoryCap, timeLimit: timeLimit)
+                        try run(
+                            executable, arguments, input: input, memoryCap: memoryCap, timeLimit: timeLimit,
+                            interruptWhen: interruptWhen)
                     })
             }
             thread.start()
@@ -63,7 +68,7 @@ enum ChildProcess {
 
     private static func run(
         _ executable: URL, _ arguments: [String], input: Data, memoryCap: Int,
-        timeLimit: Duration
+        timeLimit: Duration, interruptWhen: (@Sendable (String) -> Bool)?
     ) throws -> Outcome {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-child-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -95,11 +100,22 @@ enum ChildProcess {
         var killed = false
         var peak = 0
         let deadline = ContinuousClock.now + timeLimit
+        var interruptedAt: ContinuousClock.Instant?
+        var exitedAt = ContinuousClock.now
+        var polls = 0
         while true {
             let memory = memoryBytes(of: pid)
             peak = max(peak, memory.peak)
             let done = waitpid(pid, &status, WNOHANG)
+            exitedAt = ContinuousClock.now
             if done == pid { break }
+            polls += 1
+            if let interruptWhen, interruptedAt == nil, polls % 10 == 0,
+                interruptWhen((try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "")
+            {
+                kill(pid, SIGINT)
+                interruptedAt = ContinuousClock.now
+            }
             if done < 0, errno != EINTR { throw RawHTTP.Failure(description: "waitpid failed: errno \(errno)") }
             if !killed, memory.resident > memoryCap || ContinuousClock.now > deadline {
                 kill(pid, SIGKILL)
@@ -112,7 +128,8 @@ enum ChildProcess {
             exitStatus: exited ? (status >> 8) & 0xFF : nil, signal: exited ? nil : status & 0x7F,
             peakRSS: peak, killedForLimit: killed,
             standardOutput: (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "",
-            standardError: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "")
+            standardError: (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "",
+            exitAfterInterrupt: interruptedAt.map { exitedAt - $0 })
     }
 
     /// The child's resident memory and its high-water mark from `/proc/<pid>/status` (zeros where there is no
