@@ -40,6 +40,8 @@ struct APIClient: Sendable {
     /// This installation's ID, sent with grant requests (the server caps installations per purchase).
     let installationID: String?
     private let collector: ResponseCollector
+    /// Set by ``invalidate()``: no request starts after it (a task on an invalidated session traps).
+    private let isInvalidated = Locked(false)
 
     /// A client of `serverURL` with its own session; `idleTimeout` is URLSession's per-request idle timeout.
     init(serverURL: URL, idleTimeout: TimeInterval, limits: Limits, installationID: String? = nil) {
@@ -56,6 +58,12 @@ struct APIClient: Sendable {
         self.collector = collector
         self.limits = limits
         self.installationID = installationID
+    }
+
+    /// Cancels every request and refuses new ones with ``KioskError/clientClosed``.
+    func invalidate() {
+        isInvalidated.withLock { $0 = true }
+        session.invalidateAndCancel()
     }
 
     /// The server URL with `path` (already percent-encoded) appended to its own path.
@@ -88,7 +96,10 @@ struct APIClient: Sendable {
     /// body ``KioskError/responseTooLarge(limit:)``. Cancelling the calling task cancels the request at once
     /// (``KioskError/network`` with `URLError.cancelled`).
     func send(_ request: URLRequest) async throws(KioskError) -> Response {
-        let task = session.dataTask(with: request)
+        let session = self.session
+        guard let task = isInvalidated.withLock({ $0 ? nil : session.dataTask(with: request) }) else {
+            throw .clientClosed
+        }
         let pending = PendingResponse(limit: limits.maximumResponseSize, deadline: limits.deadline)
         let collector = self.collector
         let result: Result<(Data, URLResponse), KioskError> = await withTaskCancellationHandler {

@@ -238,6 +238,7 @@ public actor KioskClient {
     /// of the catalog; a server without the feed sends the whole catalog, revalidated with `If-None-Match`. Answers
     /// for `ids` are cached with their `ETag` and revalidated with `If-None-Match`.
     public func products(ids: [String]? = nil) async throws(KioskError) -> CatalogResponse {
+        try ensureOpen()
         guard let ids else { return CatalogResponse(products: try await refreshedCatalog().ordered) }
         let key = ids.joined(separator: ",")
         var headers: [String: String] = [:]
@@ -321,13 +322,14 @@ public actor KioskClient {
 
     /// Verifies a receipt with the server (`POST /v1/receipts/verify`) and returns what it entitles now.
     public func verifyReceipt(_ receipt: String) async throws(KioskError) -> EntitlementsResponse {
-        try await api.verify(proof: .receipt(receipt))
+        try await verify(.receipt(receipt))
     }
 
     /// Verifies a proof of purchase (a receipt or a StoreKit 2 signed transaction) with the server and returns
     /// what it entitles now.
     public func verify(_ proof: PurchaseProof) async throws(KioskError) -> EntitlementsResponse {
-        try await api.verify(proof: proof)
+        try ensureOpen()
+        return try await api.verify(proof: proof)
     }
 
     /// Restores purchases: verifies the receipt, then enqueues (at ``DownloadPriority/low``) every entitled
@@ -339,7 +341,7 @@ public actor KioskClient {
     /// Restores purchases with a receipt or a signed transaction (for a subscription, the issues it unlocked are
     /// restored too).
     public func restore(proof: PurchaseProof) async throws(KioskError) -> RestoreResult {
-        let answer = try await api.verify(proof: proof)
+        let answer = try await verify(proof)
         let ids = Array(Set(answer.entitlements.map(\.productID))).sorted()
         var result = RestoreResult(entitlements: answer.entitlements, enqueued: [:], alreadyInstalled: [])
         guard !ids.isEmpty else { return result }
@@ -365,7 +367,8 @@ public actor KioskClient {
     /// store gives it). The receipt is kept in the journal to renew the grant; it is never logged.
     ///
     /// A product has at most one download: enqueueing it again returns the existing download (resumed if it
-    /// was paused or failed, with the new receipt and priority).
+    /// was paused or failed, with the new receipt and priority). After a cancel, or once installed, it starts a new
+    /// download.
     @discardableResult
     public func enqueue(productID: String, receipt: String, priority: DownloadPriority = .normal)
         throws(KioskError) -> DownloadID
@@ -384,8 +387,8 @@ public actor KioskClient {
             throw .invalidArgument("'\(productID)' is not a valid product ID")
         }
         guard !proof.isEmpty else { throw .invalidArgument("The proof of purchase is empty.") }
-        guard !isClosed else { throw .invalidArgument("The client is closed.") }
-        if let existing = liveRecord(for: productID) {
+        try ensureOpen()
+        if let existing = liveRecord(for: productID), !Self.startsOver(machines[existing.id]?.state) {
             records[existing.id]?.proof = proof
             records[existing.id]?.priority = priority
             journal.append([
@@ -393,15 +396,11 @@ public actor KioskClient {
                     id: existing.id, receipt: records[existing.id]?.receipt,
                     signedTransaction: records[existing.id]?.signedTransaction, priority: priority)
             ])
-            if case .finished? = machines[existing.id]?.state {
-                // finished but re-requested: fall through to a new download (a newer version may exist)
-            } else {
-                var machine = machines[existing.id]!
-                let action = machine.resume()
-                commit(existing.id, machine)
-                perform(action, for: existing.id)
-                return existing.id
-            }
+            var machine = machines[existing.id]!
+            let action = machine.resume()
+            commit(existing.id, machine)
+            perform(action, for: existing.id)
+            return existing.id
         }
         for (id, record) in records where record.productID == productID { forget(id) }
         let id = DownloadID()
@@ -431,18 +430,38 @@ public actor KioskClient {
 
     /// Pauses a product's download, keeping its bytes. Returns when the transfer has stopped.
     public func pause(_ productID: String) async throws(KioskError) {
+        try ensureOpen()
         guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
         await pause(id: record.id, reason: .user)
     }
 
     /// Resumes a paused (or failed) download from the bytes on disk.
+    /// - Throws: ``KioskError/cancelled(productID:)`` for a cancelled download (``enqueue(productID:proof:priority:)``
+    ///   starts a new one), ``KioskError/notFound(productID:)`` when the product has no download.
     public func resume(_ productID: String) throws(KioskError) {
+        try ensureOpen()
         guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
+        if case .cancelled? = machines[record.id]?.state { throw .cancelled(productID: productID) }
         resume(id: record.id)
+    }
+
+    /// Removes a failed or cancelled download from ``downloads`` (and from the journal), with any bytes it left.
+    /// - Throws: ``KioskError/notFound(productID:)`` when the product's download is neither failed nor cancelled.
+    public func dismiss(productID: String) throws(KioskError) {
+        try ensureOpen()
+        guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
+        switch machines[record.id]?.state {
+        case .failed?, .cancelled?:
+            forget(record.id)
+            fileSystem.remove(layout.staging(productID: productID))
+        default:
+            throw .notFound(productID: productID)
+        }
     }
 
     /// Cancels a product's download and deletes its bytes. Returns when the transfer has stopped.
     public func cancel(_ productID: String) async throws(KioskError) {
+        try ensureOpen()
         guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
         await cancel(id: record.id)
     }
@@ -489,6 +508,7 @@ public actor KioskClient {
 
     /// Deletes a product's installed content (content moved out of the caches is forgotten, not deleted).
     public func remove(_ productID: String) throws(KioskError) {
+        try ensureOpen()
         guard let content = installed.removeValue(forKey: productID) else { throw .notFound(productID: productID) }
         if !content.isOutsideCaches { fileSystem.remove(content.directory) }
         markers.forget(productID)
@@ -503,6 +523,7 @@ public actor KioskClient {
     /// Moves a product's installed content out of the caches directory (which the system may purge) to
     /// `directory`, which must not exist yet. The library keeps tracking it there but never deletes it.
     public func moveContentOutOfCaches(productID: String, to directory: URL) throws(KioskError) -> InstalledContent {
+        try ensureOpen()
         reconcileInstalled()
         guard var content = installed[productID] else { throw .notFound(productID: productID) }
         do {
@@ -527,9 +548,11 @@ public actor KioskClient {
     ///
     /// Returns at once when the content is already installed. Waits through pauses and retries.
     /// - Throws: the download's error if it fails, ``KioskError/cancelled(productID:)`` if it is cancelled,
-    ///   ``KioskError/notFound(productID:)`` if the product is neither installed nor queued, and
-    ///   `CancellationError` at once when the calling task is cancelled (the download goes on).
+    ///   ``KioskError/notFound(productID:)`` if the product is neither installed nor queued,
+    ///   ``KioskError/clientClosed`` when the client is or gets closed, and `CancellationError` at once when the
+    ///   calling task is cancelled (the download goes on).
     public func waitUntilInstalled(productID: String) async throws -> InstalledContent {
+        try ensureOpen()
         reconcileInstalled()
         if let record = liveRecord(for: productID), let machine = machines[record.id] {
             switch machine.state {
@@ -574,15 +597,29 @@ public actor KioskClient {
         transfers.removeAll()
         journal.synchronize()
         for (_, waiters) in installWaiters {
-            for waiter in waiters { waiter.resume(throwing: CancellationError()) }
+            for waiter in waiters { waiter.resume(throwing: KioskError.clientClosed) }
         }
         installWaiters.removeAll()
         fetcher.invalidate()
-        api.session.invalidateAndCancel()
+        api.invalidate()
         broadcaster.finish()
     }
 
     // MARK: - Lifecycle internals
+
+    /// Throws ``KioskError/clientClosed`` once ``close()`` has begun.
+    private func ensureOpen() throws(KioskError) {
+        if isClosed { throw .clientClosed }
+    }
+
+    /// Whether enqueueing a product whose download is in `state` starts a new download rather than resuming it:
+    /// after a cancel, and once installed (a newer version may exist).
+    private static func startsOver(_ state: DownloadState?) -> Bool {
+        switch state {
+        case .cancelled?, .finished?, nil: true
+        default: false
+        }
+    }
 
     private func liveRecord(for productID: String) -> DownloadRecord? {
         records.values.filter { $0.productID == productID }.max { $0.sequence < $1.sequence }

@@ -46,6 +46,8 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// The server URL is plain `http://` for a host that is not loopback, and
     /// ``KioskClient/Configuration/allowsInsecureHTTP`` is off.
     case insecureServerURL(host: String)
+    /// The client was closed (``KioskClient/close()``): create a new one on the same cache root to go on.
+    case clientClosed
 
     /// A stable machine code for this error, e.g. `not_entitled`, `integrity`, `insufficient_storage`.
     public var code: String {
@@ -63,6 +65,7 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .responseTooLarge: "response_too_large"
         case .unsafeGrant: "unsafe_grant"
         case .insecureServerURL: "insecure_http"
+        case .clientClosed: "client_closed"
         }
     }
 
@@ -127,6 +130,7 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .unsafeGrant(let productID, let problem): "The server's grant for \(productID) was refused: \(problem)."
         case .insecureServerURL(let host):
             "The server \(host) is plain http:// and not on this machine; use https:// or set allowsInsecureHTTP."
+        case .clientClosed: "The KioskClient was closed; create a new one on the same cache root to go on."
         }
     }
 

@@ -262,7 +262,7 @@ struct HostileServerTests {
         // The download and the other wait go on until the client closes.
         #expect(await client.download(for: Self.product)?.state.isTerminal == false)
         await client.close()
-        await #expect(throws: CancellationError.self) { try await other.value }
+        await #expect(throws: KioskError.clientClosed) { try await other.value }
     }
 
     @Test func aBadContentURLIsATypedErrorInProcess() async throws {

@@ -1,0 +1,104 @@
+import Foundation
+import KioskCore
+import KioskKit
+import KioskServer
+import Testing
+
+/// KioskKit's public calls in the states an app reaches: after a cancel, after a failure, after `close()`. None is
+/// a dead end, and none traps.
+@Suite("KioskKit lifecycle: no dead ends", .serialized, .timeLimit(.minutes(3)))
+struct KioskKitLifecycleTests {
+    typealias Support = KioskKitTestSupport
+    typealias Sample = TestServer.Sample
+
+    @Test func enqueueAfterCancelStartsAFreshDownloadAlsoAfterARelaunch() async throws {
+        try await TestServer.with(configure: { $0.faults = .spec(try! FaultSpec(parsing: "throttle=256KiB/s")) }) {
+            server in
+            let purchase = try await server.buy(Sample.levels)
+            let root = server.makeScratchDirectory()
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            let first = try await client.enqueue(productID: Sample.levels, receipt: purchase.receiptData)
+            try await client.cancel(Sample.levels)
+            #expect(await client.download(for: Sample.levels)?.state == .cancelled)
+            await #expect(throws: KioskError.cancelled(productID: Sample.levels)) {
+                try await client.resume(Sample.levels)
+            }
+
+            let second = try await client.enqueue(productID: Sample.levels, receipt: purchase.receiptData)
+            #expect(second != first)
+            #expect(await client.download(for: Sample.levels)?.state.isTerminal == false)
+            try await client.cancel(Sample.levels)
+            await client.close()
+
+            // The cancelled download survives a relaunch as cancelled, and enqueueing still starts over.
+            let relaunched = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            #expect(await relaunched.download(for: Sample.levels)?.state == .cancelled)
+            let third = try await relaunched.enqueue(productID: Sample.levels, receipt: purchase.receiptData)
+            #expect(third != second)
+            try await relaunched.cancel(Sample.levels)
+            await relaunched.close()
+        }
+    }
+
+    @Test func dismissRemovesAFailedOrCancelledDownloadOnly() async throws {
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.book)
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory())
+            await #expect(throws: KioskError.notFound(productID: Sample.book)) {
+                try await client.dismiss(productID: Sample.book)
+            }
+
+            // Not entitled: the download fails for good.
+            _ = try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
+            await #expect(throws: KioskError.self) { try await client.waitUntilInstalled(productID: Sample.magazine) }
+            #expect(await client.download(for: Sample.magazine)?.state.name == "failed")
+            try await client.dismiss(productID: Sample.magazine)
+            #expect(await client.download(for: Sample.magazine) == nil)
+
+            // An installed product is not dismissed (remove it instead).
+            _ = try await client.enqueue(productID: Sample.book, receipt: purchase.receiptData)
+            _ = try await client.waitUntilInstalled(productID: Sample.book)
+            await #expect(throws: KioskError.notFound(productID: Sample.book)) {
+                try await client.dismiss(productID: Sample.book)
+            }
+            #expect(await client.installedContent(for: Sample.book) != nil)
+            await client.close()
+        }
+    }
+
+    @Test func everyCallAfterCloseThrowsClientClosedAndReadsKeepTheLastState() async throws {
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.book)
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory())
+            _ = try await client.enqueue(productID: Sample.book, receipt: purchase.receiptData)
+            let content = try await client.waitUntilInstalled(productID: Sample.book)
+            await client.close()
+            await client.close()  // twice is fine
+
+            let proof = PurchaseProof.receipt(purchase.receiptData)
+            let closed = KioskError.clientClosed
+            await #expect(throws: closed) { try await client.products() }
+            await #expect(throws: closed) { try await client.products(ids: [Sample.book]) }
+            await #expect(throws: closed) { try await client.verify(proof) }
+            await #expect(throws: closed) { try await client.verifyReceipt(purchase.receiptData) }
+            await #expect(throws: closed) { try await client.restore(proof: proof) }
+            await #expect(throws: closed) { try await client.enqueue(productID: Sample.levels, proof: proof) }
+            await #expect(throws: closed) { try await client.pause(Sample.book) }
+            await #expect(throws: closed) { try await client.resume(Sample.book) }
+            await #expect(throws: closed) { try await client.cancel(Sample.book) }
+            await #expect(throws: closed) { try await client.dismiss(productID: Sample.book) }
+            await #expect(throws: closed) { try await client.remove(Sample.book) }
+            await #expect(throws: closed) {
+                try await client.moveContentOutOfCaches(productID: Sample.book, to: server.makeScratchDirectory())
+            }
+            await #expect(throws: closed) { try await client.waitUntilInstalled(productID: Sample.book) }
+            // Reads answer the last known state; the calls without results do nothing.
+            #expect(await client.installedContent(for: Sample.book) == content)
+            #expect(await client.download(for: Sample.book)?.state == .finished)
+            await client.pauseAll()
+            await client.resumeAll()
+            await client.cancelAll()
+            #expect(closed.code == "client_closed")
+        }
+    }
+}
