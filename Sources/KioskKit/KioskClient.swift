@@ -230,8 +230,8 @@ public actor KioskClient {
 
     // MARK: - Catalog and receipts
 
-    /// The catalog (`GET /v1/products`), all products or only `ids`; unknown IDs come back in
-    /// `invalidProductIDs`.
+    /// The catalog (`GET /v1/products`), all products or only `ids`; unknown IDs, and IDs that are not valid product
+    /// IDs at all (never sent to the server), come back in `invalidProductIDs`, as `SKProductsResponse` reports them.
     ///
     /// The whole catalog is kept in the cache root and brought up to date with the server's change feed
     /// (`?since=<ETag>`): after one product changed, this costs one request of about a kilobyte, whatever the size
@@ -240,6 +240,16 @@ public actor KioskClient {
     public func products(ids: [String]? = nil) async throws(KioskError) -> CatalogResponse {
         try ensureOpen()
         guard let ids else { return CatalogResponse(products: try await refreshedCatalog().ordered) }
+        let malformed = ids.filter { !Identifiers.isValidProductID($0) }
+        let valid = ids.filter(Identifiers.isValidProductID)
+        guard !valid.isEmpty else { return CatalogResponse(products: [], invalidProductIDs: malformed) }
+        var answer = try await products(validIDs: valid)
+        answer.invalidProductIDs += malformed
+        return answer
+    }
+
+    /// `GET /v1/products?ids=`, revalidated with the `ETag` of the last answer for the same IDs.
+    private func products(validIDs ids: [String]) async throws(KioskError) -> CatalogResponse {
         let key = ids.joined(separator: ",")
         var headers: [String: String] = [:]
         let cached = catalogCache[key]

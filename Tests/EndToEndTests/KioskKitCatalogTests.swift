@@ -67,6 +67,23 @@ struct KioskKitCatalogTests {
         }
     }
 
+    @Test func malformedIDsAreReportedAsInvalidWithoutAskingTheServer() async throws {
+        try await TestServer.with { server in
+            let proxy = try LoopbackProxy(to: server.port)
+            defer { proxy.stop() }
+            let client = try await KioskClient(serverURL: proxy.baseURL, cacheRoot: server.makeScratchDirectory())
+            let book = TestServer.Sample.book
+            let answer = try await client.products(ids: [book, "not a product id!", "com.example.unknown", ""])
+            #expect(answer.products.map(\.id) == [book])
+            #expect(Set(answer.invalidProductIDs) == ["not a product id!", "com.example.unknown", ""])
+            let sent = proxy.bytesToServer
+            let none = try await client.products(ids: ["../etc/passwd", "a b"])
+            #expect(none.products.isEmpty && none.invalidProductIDs == ["../etc/passwd", "a b"])
+            #expect(proxy.bytesToServer == sent)
+            await client.close()
+        }
+    }
+
     @Test func addedAndRemovedProductsReachTheCopyInCatalogOrder() async throws {
         try await TestServer.with { server in
             try await Feed.publishMany(in: server, issues: 5)
