@@ -277,6 +277,21 @@ public actor KioskClient {
     /// ``products(ids:)`` on this cache root. For a launch without a network.
     public var cachedProducts: [Product]? { catalogMirror?.ordered }
 
+    /// The installed products whose served `content_version` differs from the installed one, by product ID. The
+    /// catalog comes from the copy kept in the cache root, brought up to date with the change feed first (one small
+    /// request; see ``products(ids:)``). Enqueue a product to fetch its served version.
+    public func availableUpdates() async throws(KioskError) -> [ProductUpdate] {
+        try ensureOpen()
+        let catalog = try await refreshedCatalog()
+        reconcileInstalled()
+        return installed.values.compactMap { content in
+            guard let served = catalog.products[content.productID], served.contentVersion != content.version else {
+                return nil
+            }
+            return ProductUpdate(product: served, installedVersion: content.version)
+        }.sorted { $0.product.id < $1.product.id }
+    }
+
     /// The catalog mirror after a walk of the change feed from its tag, or after fetching the whole catalog when
     /// there is no mirror yet or the server has no feed.
     private func refreshedCatalog() async throws(KioskError) -> CatalogMirror {

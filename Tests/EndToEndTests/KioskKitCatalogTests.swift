@@ -67,6 +67,38 @@ struct KioskKitCatalogTests {
         }
     }
 
+    @Test func availableUpdatesListInstalledProductsServedAtAnotherVersion() async throws {
+        try await TestServer.with { server in
+            let product = "com.example.kiosk.test.updates"
+            try await KioskKitTestSupport.publish(
+                product, version: "1", files: ["Contents/a.txt": Data("one".utf8)], on: server)
+            let purchase = try await server.buy(product)
+            let proxy = try LoopbackProxy(to: server.port)
+            defer { proxy.stop() }
+            let client = try await KioskClient(serverURL: proxy.baseURL, cacheRoot: server.makeScratchDirectory())
+            #expect(try await client.availableUpdates().isEmpty)  // nothing installed
+            _ = try await client.enqueue(productID: product, receipt: purchase.receiptData)
+            _ = try await client.waitUntilInstalled(productID: product)
+            #expect(try await client.availableUpdates().isEmpty)
+
+            try await KioskKitTestSupport.publish(
+                product, version: "2", files: ["Contents/a.txt": Data("two".utf8)], on: server)
+            let before = proxy.bytesToClient + proxy.bytesToServer
+            let updates = try await client.availableUpdates()
+            #expect(updates.map(\.product.id) == [product])
+            #expect(updates.first?.installedVersion == "1")
+            #expect(updates.first?.availableVersion == "2")
+            // From the change feed: one small request, whatever the size of the catalog.
+            #expect(proxy.bytesToClient + proxy.bytesToServer - before < 2_048)
+
+            _ = try await client.enqueue(productID: product, receipt: purchase.receiptData)
+            let updated = try await client.waitUntilInstalled(productID: product)
+            #expect(updated.version == "2")
+            #expect(try await client.availableUpdates().isEmpty)
+            await client.close()
+        }
+    }
+
     @Test func malformedIDsAreReportedAsInvalidWithoutAskingTheServer() async throws {
         try await TestServer.with { server in
             let proxy = try LoopbackProxy(to: server.port)
