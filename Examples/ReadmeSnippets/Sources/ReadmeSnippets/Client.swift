@@ -16,6 +16,16 @@ func listCatalog(kiosk: KioskClient) async throws {
     print(catalog.invalidProductIDs)  // ["com.example.typo"], like SKProductsResponse.invalidProductIdentifiers
 }
 
+/// README, "The catalog": the copy kept with the change feed, and the updates it shows.
+func launchCatalog(kiosk: KioskClient) async throws {
+    let shelf = await kiosk.cachedProducts ?? []  // at once, offline too
+    let catalog = try await kiosk.products().products  // then the few bytes that changed
+    for update in try await kiosk.availableUpdates() {  // installed, but served at another version
+        print(update.product.title, update.installedVersion, "→", update.availableVersion)
+    }
+    print(shelf.count, catalog.count)
+}
+
 /// README, "Restore", with the app receipt.
 func restoreWithReceipt(kiosk: KioskClient, receipt: String) async throws -> KioskClient.RestoreResult {
     let result = try await kiosk.restore(receipt: receipt)
