@@ -863,6 +863,12 @@ public actor KioskClient {
         guard case .active? = machines[id]?.state, var current = progress[id] else { return }
         if let last = lastProgressSample[id], instant < last { return }  // a report that arrived late
         lastProgressSample[id] = instant
+        // Bytes kept on disk are progress: an attempt that made some does not count towards the retry limit, and
+        // the backoff starts over (a network that cuts every connection after a few MiB still gets there).
+        if written > current.bytesWritten, var machine = machines[id], machine.attempt > 0 {
+            machine.madeProgress()
+            commit(id, machine)
+        }
         current.bytesWritten = written
         current.bytesExpected = expected
         var estimator = estimators[id] ?? SpeedEstimator()

@@ -8,7 +8,8 @@ import Synchronization
 #endif
 
 /// A TCP relay from an ephemeral loopback port to another loopback port, counting the bytes that cross it each way:
-/// what a client costs on the wire, headers and all.
+/// what a client costs on the wire, headers and all. It can also play a bad network: cut every connection once it
+/// has carried a number of bytes to the client.
 ///
 /// One thread accepts; each connection gets one thread per direction. It serves until ``stop()``.
 final class LoopbackProxy: Sendable {
@@ -16,13 +17,17 @@ final class LoopbackProxy: Sendable {
     let baseURL: URL
     private let listener: Int32
     private let upstreamPort: Int
-    private let counters = Mutex<(toServer: Int, toClient: Int, connections: Int)>((0, 0, 0))
+    /// Bytes to the client after which a connection is cut; nil relays everything.
+    private let cutAfter: Int?
+    private let counters = Mutex<(toServer: Int, toClient: Int, connections: Int, cuts: Int)>((0, 0, 0, 0))
 
-    /// A proxy to `127.0.0.1:upstreamPort`.
-    init(to upstreamPort: Int) throws {
+    /// A proxy to `127.0.0.1:upstreamPort` that cuts each connection (both ways, at once) once it has carried
+    /// `cutAfter` bytes to the client.
+    init(to upstreamPort: Int, cutAfter: Int? = nil) throws {
         let (fd, port) = try RawHTTP.listenOnLoopback()
         listener = fd
         self.upstreamPort = upstreamPort
+        self.cutAfter = cutAfter
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
@@ -34,6 +39,8 @@ final class LoopbackProxy: Sendable {
     var bytesToClient: Int { counters.withLock { $0.toClient } }
     /// Connections accepted so far.
     var connections: Int { counters.withLock { $0.connections } }
+    /// Connections cut so far.
+    var cuts: Int { counters.withLock { $0.cuts } }
 
     /// Stops accepting; connections in progress end when either side closes.
     func stop() {
@@ -85,9 +92,19 @@ final class LoopbackProxy: Sendable {
 
     private func pump(from source: Int32, to target: Int32, toServer: Bool, pair: Pair) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var budget = toServer ? Int.max : (cutAfter ?? Int.max)
         relay: while true {
-            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, min($0.count, budget)) }
+            guard count > 0 else {
+                if budget == 0 {
+                    // The cut: both directions of both sockets end now.
+                    counters.withLock { $0.cuts += 1 }
+                    shutdown(source, Int32(SHUT_RDWR))
+                    shutdown(target, Int32(SHUT_RDWR))
+                }
+                break
+            }
+            budget -= count
             counters.withLock {
                 if toServer { $0.toServer += count } else { $0.toClient += count }
             }
