@@ -60,6 +60,13 @@ public actor KioskClient {
         public var enqueued: [String: DownloadID]
         /// Entitled products whose content is already installed.
         public var alreadyInstalled: [String]
+
+        /// A result from its parts (for previews and tests; ``restore(proof:)`` makes the real ones).
+        public init(entitlements: [Entitlement], enqueued: [String: DownloadID] = [:], alreadyInstalled: [String] = []) {
+            self.entitlements = entitlements
+            self.enqueued = enqueued
+            self.alreadyInstalled = alreadyInstalled
+        }
     }
 
     /// The default server: `http://127.0.0.1:8080`.

@@ -17,6 +17,20 @@ public struct DownloadSnapshot: Sendable, Hashable, Identifiable {
     /// When it was enqueued.
     public var createdAt: Date
 
+    /// A snapshot from its parts (for previews and tests; the client makes the real ones).
+    public init(
+        id: DownloadID = DownloadID(), productID: String, version: String? = nil, state: DownloadState,
+        progress: DownloadProgress = DownloadProgress(), priority: DownloadPriority = .normal, createdAt: Date = Date()
+    ) {
+        self.id = id
+        self.productID = productID
+        self.version = version
+        self.state = state
+        self.progress = progress
+        self.priority = priority
+        self.createdAt = createdAt
+    }
+
     /// The error of a failed download, or the reason of a storage pause.
     public var error: KioskError? {
         if case .failed(let error) = state { return error }

@@ -66,6 +66,24 @@ struct KioskKitLifecycleTests {
         }
     }
 
+    /// Previews and tests of an app build the values the client reports (this file imports KioskKit without
+    /// `@testable`, as an app does).
+    @Test func theReportedValuesHavePublicInitialisers() {
+        let snapshot = DownloadSnapshot(
+            productID: Sample.book, version: "1", state: .paused(.user),
+            progress: DownloadProgress(bytesWritten: 5, bytesExpected: 10))
+        #expect(snapshot.progress.fraction == 0.5)
+        #expect(snapshot.error == nil)
+        let restored = KioskClient.RestoreResult(entitlements: [], enqueued: [Sample.book: snapshot.id])
+        #expect(restored.enqueued[Sample.book] == snapshot.id && restored.alreadyInstalled.isEmpty)
+        #expect(
+            ProductUpdate(
+                product: Product(
+                    id: Sample.book, type: .nonConsumable, title: "Book", description: "", contentVersion: "2",
+                    contentLength: 1, fileCount: 1), installedVersion: "1"
+            ).availableVersion == "2")
+    }
+
     @Test func everyCallAfterCloseThrowsClientClosedAndReadsKeepTheLastState() async throws {
         try await TestServer.with { server in
             let purchase = try await server.buy(Sample.book)
