@@ -67,14 +67,23 @@ for run in $(seq 1 "$RUNS"); do
     rm -rf "$WORK_DIR/cache"
 done
 
+# What a claim about hashing depends on: the CPU, whether it has SHA extensions, and SHA-256's speed on it.
+CPU_MODEL="$(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)"
+SHA_NI="$(grep -qw sha_ni /proc/cpuinfo && echo yes || echo no)"
+SHA_SPEED="$(openssl speed -evp sha256 -bytes 1048576 -seconds 2 2>/dev/null |
+    awk '$1 == "sha256" {sub(/k$/, "", $2); printf "%.0f", $2 * 1000 / 1048576}')"
+LOAD_NOW="$(cut -d' ' -f1-3 /proc/loadavg)"
+log "CPU: $CPU_MODEL; SHA extensions: $SHA_NI; openssl speed -evp sha256 (1 MiB blocks): $SHA_SPEED MiB/s; load $LOAD_NOW"
+
 mkdir -p "$(dirname "$OUT_FILE")"
 python3 - "$SIZE_MIB" "${curl_times[*]}" "${verify_times[*]}" "${hash_times[*]}" "${get_times[*]}" "${get_rss[*]}" \
-    "$OUT_FILE" "$(nproc)" <<'PY'
+    "$OUT_FILE" "$(nproc)" "$CPU_MODEL" "$SHA_NI" "$SHA_SPEED" "$LOAD_NOW" <<'PY'
 import datetime, statistics, sys
 size_mib = float(sys.argv[1])
 curl, verify, hashing, get = ([float(x) for x in arg.split()] for arg in sys.argv[2:6])
 rss = [int(x) for x in sys.argv[6].split()]
 out_file, cpus = sys.argv[7], sys.argv[8]
+cpu_model, sha_ni, sha_speed, load = sys.argv[9:13]
 def mibps(seconds): return size_mib / seconds if seconds > 0 else float("inf")
 rows = [("curl -o", curl), ("curl \\| tee file \\| openssl dgst -sha256", verify), ("openssl dgst -sha256 of the file (hashing alone)", hashing),
         ("kiosk get", get)]
@@ -93,7 +102,9 @@ when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC
 with open(out_file, "w") as out:
     out.write("# Client: `kiosk get` against curl\n\n")
     out.write(f"Run {when} by `scripts/bench-client.sh`: a generated {size_mib:.0f} MiB product from one `kiosk serve` on "
-              f"127.0.0.1, {len(get)} runs of each tool, {cpus} CPUs shared by server and client.\n\n")
+              f"127.0.0.1, {len(get)} runs of each tool, {cpus} CPUs shared by server and client. CPU: {cpu_model}; "
+              f"SHA extensions (`sha_ni`): {sha_ni}; `openssl speed -evp sha256` with 1 MiB blocks: {sha_speed} MiB/s; "
+              f"load average at the end: {load}.\n\n")
     out.write("| tool | median MiB/s | best MiB/s | kiosk get / tool (median) |\n|---|---:|---:|---:|\n")
     for name, times in rows:
         ratio = statistics.median(times) / gm
