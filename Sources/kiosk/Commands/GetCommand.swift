@@ -75,6 +75,7 @@ struct GetCommand: AsyncParsableCommand {
         signal(SIGINT, SIG_IGN)
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
         interrupt.setEventHandler {
+            Self.interrupted.store(true, ordering: .sequentiallyConsistent)
             Task {
                 try? await client.pause(product)
                 let progress = await client.download(for: product)?.progress
@@ -100,6 +101,11 @@ struct GetCommand: AsyncParsableCommand {
             code = report(error, renderer: renderer)
         }
         interrupt.cancel()
+        if Self.interrupted.load(ordering: .sequentiallyConsistent) {
+            // Ctrl-C ended the download: the interrupt handler exits with 130 (this is only a backstop).
+            try? await Task.sleep(for: .seconds(2))
+            Self.exitOnce(130)
+        }
         // A failed download's state is already in the journal. Closing would wait for URLSession to wind down the
         // failed request, which on Linux can take seconds against a server that keeps sending.
         if code != 0 { throw ExitCode(code) }
@@ -113,6 +119,9 @@ struct GetCommand: AsyncParsableCommand {
         return "Paused at \(percent) % (\(ProgressRenderer.bytes(progress.bytesWritten)) of "
             + "\(ProgressRenderer.bytes(progress.bytesExpected))). Run the same command to resume."
     }
+
+    /// Whether Ctrl-C was pressed.
+    private static let interrupted = Atomic<Bool>(false)
 
     /// Whether the process is already on its way out.
     private static let exiting = Atomic<Bool>(false)
