@@ -88,13 +88,15 @@ final class FileFetcher: Sendable {
     private let router: TransferRouter
     let writerFactory: FileWriterFactory
 
-    init(timeout: TimeInterval, writerFactory: FileWriterFactory) {
+    /// A fetcher whose session opens at most `maximumConnections` connections to a host (the client's
+    /// ``ConnectionBudget`` limit, so that every request holding a permit has a connection of its own).
+    init(timeout: TimeInterval, maximumConnections: Int, writerFactory: FileWriterFactory) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForRequest = timeout
         configuration.httpCookieStorage = nil
-        configuration.httpMaximumConnectionsPerHost = 8
+        configuration.httpMaximumConnectionsPerHost = maximumConnections
         let router = TransferRouter()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -247,7 +249,8 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 ///
 /// Chunks arrive on the session's serial delegate queue and are copied into one of a few fixed blocks; a full
 /// block goes to the transfer's I/O queue, which writes it and hashes it at the same time (two threads), then
-/// hands the block back. Memory stays bounded (`blockCount × blockSize`) and hashing overlaps the network.
+/// hands the block back. Memory stays bounded (`blockCount × blockSize`) and hashing overlaps the network. A small
+/// file gets blocks of its own size (at least a page), so that the files in flight cost no more than their bytes.
 ///
 /// `@unchecked Sendable`: the receiving state is touched only on the delegate queue (or by `fetch` between two
 /// requests, when no callback can run), the hashing and writing state only on `ioQueue`, and what both read goes
@@ -305,8 +308,9 @@ final class TransferHandler: @unchecked Sendable {
         self.received = request.offset
         self.written = request.offset
         self.writer = try writerFactory.open(request.partURL, request.offset)
+        let size = Int(min(Int64(Self.blockSize), max(4096, request.expectedLength - request.offset)))
         let blocks = (0..<Self.blockCount).map { _ in
-            UnsafeMutableRawBufferPointer.allocate(byteCount: Self.blockSize, alignment: 64)
+            UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
         }
         self.blocks = blocks
         self.freeBlocks = Locked(blocks)
