@@ -55,7 +55,7 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cache root (default: $XDG_CACHE_HOME/kiosk or ~/.cache/kiosk).", valueName: "dir"))
     var cache: String?
 
-    @Option(help: ArgumentHelp("The most connections to the server at once (default 8): a product of many small files is fetched this many files at a time.",
+    @Option(help: ArgumentHelp("The most connections to the server at once: a product of many small files is fetched this many files at a time.",
                                valueName: "n"))
     var connections: Int = 8
 
