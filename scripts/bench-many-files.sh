@@ -81,7 +81,7 @@ for product in "${PRODUCTS[@]}"; do
         rm -rf "$WORK_DIR/curl-out" "$WORK_DIR/cache"
         curl_config "$product" "$WORK_DIR/curl-out"
         /usr/bin/time -f "%e %M" -o "$WORK_DIR/time.txt" \
-            curl -fsS --parallel --parallel-max 8 --create-dirs -H "Authorization: Bearer $GRANT_TOKEN" \
+            curl -fsS --no-progress-meter --parallel --parallel-max 8 --create-dirs -H "Authorization: Bearer $GRANT_TOKEN" \
             -K "$WORK_DIR/curl.cfg"
         curl_s="$(cut -d' ' -f1 "$WORK_DIR/time.txt")"
         fetched="$(find "$WORK_DIR/curl-out" -type f | wc -l)"

@@ -265,6 +265,8 @@ final class TransferHandler: @unchecked Sendable {
     }
 
     static let blockSize = 1 << 20
+    /// The smallest block written and hashed on two threads at once.
+    static let parallelBlockMinimum = 64 << 10
     static let blockCount = 4
 
     let request: FetchRequest
@@ -479,7 +481,7 @@ final class TransferHandler: @unchecked Sendable {
             }
             guard count > 0, ioFailure.withLock({ $0 }) == nil, writer != nil else { return }
             let step = BlockStep(hasher: hasher)
-            DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let work: @Sendable (Int) -> Void = { index in
                 let bytes = UnsafeRawBufferPointer(rebasing: block.buffer[0..<count])
                 if index == 0, let writer = self.writer {
                     do { try writer.write(bytes) } catch {
@@ -488,6 +490,13 @@ final class TransferHandler: @unchecked Sendable {
                 } else if index == 1 {
                     step.hasher.update(bufferPointer: bytes)
                 }
+            }
+            // Below 64 KiB, handing half the work to another thread costs more than it saves (small files).
+            if count < Self.parallelBlockMinimum {
+                work(0)
+                work(1)
+            } else {
+                DispatchQueue.concurrentPerform(iterations: 2, execute: work)
             }
             if let writeError = step.writeError {
                 ioFailure.withLock { $0 = writeError }
