@@ -42,7 +42,8 @@ struct EngineHooks: Sendable {
     var checkpoint: @Sendable (_ changes: [DownloadChange], _ directory: URL?, _ file: UnsyncedFile?) async -> Void
     /// Returns once every checkpoint so far is durable (before the staged files are moved into place).
     var durable: @Sendable () async -> Void
-    /// Bytes on disk / bytes expected. Called from URLSession's delegate queue, at most ~20 times a second.
+    /// Bytes on disk / bytes expected, for the whole download. Called from URLSession's delegate queue and the
+    /// files' tasks, at most ~20 times a second.
     var progress: @Sendable (_ written: Int64, _ expected: Int64) -> Void
     /// Every file is here: checking and moving into place begins. Returns `false` when the owner no longer
     /// wants the download to go on (paused or cancelled meanwhile).
@@ -60,6 +61,9 @@ struct DownloadEngine: Sendable {
     let fetcher: FileFetcher
     let layout: CacheLayout
     let fileSystem: any KioskFileSystem
+    /// The connections every download shares: each file in flight holds one permit while its requests run, and a
+    /// download starts at most ``ConnectionBudget/limit`` files at once.
+    let budget: ConnectionBudget
     /// Free bytes on the cache volume (`nil` when unknown).
     let availableSpace: @Sendable (URL) -> Int64?
 
@@ -90,18 +94,49 @@ struct DownloadEngine: Sendable {
                 throw KioskError.insufficientStorage(needed: needed, available: available)
             }
 
-            for file in grant.files where !work.verifiedPaths.contains(file.path) {
-                do {
-                    try await fetchAndVerify(file, work: &work, onDisk: onDisk, folders: &folders, hooks: hooks)
-                    renewalsWithoutProgress = 0
-                } catch let error as KioskError where error.needsNewGrant || error == Self.contentChanged {
-                    // Token expired, version gone, or bytes that did not match: ask again. The new grant keeps
-                    // every byte still valid (GrantRenewal) and tells whether the file changed on the server.
-                    renewalsWithoutProgress += 1
-                    guard renewalsWithoutProgress <= 4 else { throw error }
-                    try await renewGrant(&work, hooks: hooks)
-                    continue outer
+            // Up to the budget's limit of files in flight; each holds a permit only while its request runs, so the
+            // downloads in flight share the connections. The journal records each file as it is verified, in the
+            // order they complete. A file that needs a new grant stops new starts; the files in flight finish
+            // (their bytes are kept), then the grant is renewed.
+            let tally = ProgressTally(verified: work.verifiedBytes, expected: grant.totalLength, report: hooks.progress)
+            var renewal: KioskError?
+            try await withThrowingTaskGroup(of: FileOutcome.self) { group in
+                var next = grant.files.makeIterator()
+                var running = 0
+                while true {
+                    while running < budget.limit, renewal == nil, let file = next.next() {
+                        guard !work.verifiedPaths.contains(file.path) else { continue }
+                        let folder = layout.partFile(productID: work.productID, path: file.path)
+                            .deletingLastPathComponent()
+                        try createDirectory(folder, known: &folders)
+                        let job = FileJob(
+                            file: file, grant: grant, grantReceivedAt: work.grantReceivedAt,
+                            productID: work.productID, entityTag: work.entityTags[file.path],
+                            integrityFailures: work.integrityFailures[file.path] ?? 0,
+                            finalSize: onDisk[file.path], partSize: onDisk[file.path + ".part"] ?? 0)
+                        group.addTask { await fetchAndVerify(job, tally: tally, hooks: hooks) }
+                        running += 1
+                    }
+                    guard let outcome = try await group.next() else { break }
+                    running -= 1
+                    for change in outcome.changes { work.record(change, length: outcome.file.length) }
+                    switch outcome.error {
+                    case nil:
+                        renewalsWithoutProgress = 0
+                    case let error as KioskError where error.needsNewGrant || error == Self.contentChanged:
+                        // Token expired, version gone, or bytes that did not match: ask again. The new grant keeps
+                        // every byte still valid (GrantRenewal) and tells whether the file changed on the server.
+                        renewal = renewal ?? error
+                    case let error?:
+                        throw error
+                    }
                 }
+            }
+            if let renewal {
+                renewalsWithoutProgress += 1
+                guard renewalsWithoutProgress <= 4 else { throw renewal }
+                try await renewGrant(&work, hooks: hooks)
+                continue outer
             }
             await hooks.durable()
             guard await hooks.verifying() else { throw CancellationError() }
@@ -139,25 +174,40 @@ struct DownloadEngine: Sendable {
         await hooks.checkpoint(changes, nil, nil)
     }
 
-    /// Fetches one file (resuming its part) and verifies it; a wrong hash deletes it and tries once more.
-    /// `onDisk` is what the run's listing of staging found (sizes by relative path): no file is stat-ed here.
+    /// Fetches one file (resuming its part) and verifies it, holding a connection permit while its requests run.
+    /// Never throws: what it changed (already checkpointed, in order) and how it ended come back in the outcome,
+    /// for the engine to apply to its ``DownloadWork``. A wrong hash deletes the file and ends with
+    /// ``contentChanged`` (the engine renews the grant and tries once more); a second one is an integrity error.
+    private func fetchAndVerify(_ job: FileJob, tally: ProgressTally, hooks: EngineHooks) async -> FileOutcome {
+        var outcome = FileOutcome(file: job.file)
+        do {
+            try await fetchAndVerify(job, outcome: &outcome, tally: tally, hooks: hooks)
+            tally.settle(job.file.path, verifiedLength: job.file.length)
+        } catch {
+            tally.settle(job.file.path, verifiedLength: nil)
+            outcome.error = error
+        }
+        return outcome
+    }
+
     private func fetchAndVerify(
-        _ file: GrantFile, work: inout DownloadWork, onDisk: [String: Int64], folders: inout Set<String>,
-        hooks: EngineHooks
+        _ job: FileJob, outcome: inout FileOutcome, tally: ProgressTally, hooks: EngineHooks
     ) async throws {
-        guard let grant = work.grant else { throw KioskError.invalidResponse("no grant") }
+        let file = job.file
+        let grant = job.grant
         let url = try api.contentURL(for: file, in: grant)
-        let part = layout.partFile(productID: work.productID, path: file.path)
-        let final = layout.stagedFile(productID: work.productID, path: file.path)
+        let part = layout.partFile(productID: job.productID, path: file.path)
+        let final = layout.stagedFile(productID: job.productID, path: file.path)
         let folder = part.deletingLastPathComponent()
-        try createDirectory(folder, known: &folders)
+        var entityTag = job.entityTag
+        var failures = job.integrityFailures
 
         // A crash between "renamed" and "journaled": the file is already in place; its bytes may not be durable.
-        if let size = onDisk[file.path] {
+        if let size = job.finalSize {
             if size == file.length,
                 (try? FileHashing.sha256(of: final, fileSystem: fileSystem)) == file.sha256.lowercased()
             {
-                work.record(.verified(path: file.path), length: file.length)
+                outcome.changes.append(.verified(path: file.path))
                 await hooks.checkpoint(
                     [.verified(path: file.path)], folder, UnsyncedFile(final, fileSystem: fileSystem))
                 return
@@ -165,8 +215,7 @@ struct DownloadEngine: Sendable {
             fileSystem.remove(final)
         }
 
-        let base = work.verifiedBytes
-        var have = onDisk[file.path + ".part"] ?? 0
+        var have = job.partSize
         while true {
             try Task.checkCancellation()
             if have > file.length {
@@ -187,55 +236,59 @@ struct DownloadEngine: Sendable {
                 digest = hasher.finalize().hexString
                 unsynced = UnsyncedFile(final, fileSystem: fileSystem)  // complete from an earlier run: synced by name
             } else {
-                if !Self.isTrusted(work) {
+                if GrantValidation.trustedUntil(grant, receivedAt: job.grantReceivedAt) <= Date() {
                     throw KioskError.server(
                         status: 401, code: APIErrorCode.tokenExpired.rawValue,
                         message: "The grant is about to expire.", retryAfter: nil)
                 }
                 let request = FetchRequest(
                     url: url, token: grant.token, offset: have, expectedLength: file.length,
-                    entityTag: work.entityTags[file.path], partURL: part)
-                let expected = grant.totalLength
-                hooks.progress(base + have, expected)  // after re-hashing: the speed is measured from here
+                    entityTag: entityTag, partURL: part)
+                let path = file.path
+                tally.update(path, bytes: have)  // after re-hashing: the speed is measured from here
                 // A validator is journaled at once only for a file that takes several requests; for the rest of a
                 // file that one request brings, it is journaled only if the request fails (a kill in the middle
                 // loses it: the next run resumes without `If-Range`, and the SHA-256 check catches a changed file).
                 let journalsAtOnce = file.length - have > FileFetcher.segmentSize
                 let unjournaled = Locked<String?>(nil)
-                let outcome: FetchOutcome
+                let fetched: FetchOutcome
                 do {
-                    let path = file.path
-                    outcome = try await fetcher.fetch(
-                        request, hasher: hasher,
-                        entityTagSeen: { tag in
-                            if journalsAtOnce {
-                                await hooks.checkpoint([.entityTag(path: path, tag: tag)], nil, nil)
-                            } else {
-                                unjournaled.withLock { $0 = tag }
+                    fetched = try await budget.withPermit {
+                        try await fetcher.fetch(
+                            request, hasher: hasher,
+                            entityTagSeen: { tag in
+                                if journalsAtOnce {
+                                    await hooks.checkpoint([.entityTag(path: path, tag: tag)], nil, nil)
+                                } else {
+                                    unjournaled.withLock { $0 = tag }
+                                }
                             }
+                        ) { written in
+                            tally.update(path, bytes: written)
                         }
-                    ) { written in
-                        hooks.progress(base + written, expected)
                     }
                 } catch {
                     if let tag = unjournaled.withLock({ $0 }) {
-                        work.record(.entityTag(path: file.path, tag: tag))
+                        outcome.changes.append(.entityTag(path: file.path, tag: tag))
                         await hooks.checkpoint([.entityTag(path: file.path, tag: tag)], nil, nil)
                     }
                     if let error = error as? KioskError, error.apiCode == .rangeNotSatisfiable {
                         fileSystem.remove(part)  // the part is longer than the file: start over
                         have = 0
-                        work.record(.entityTag(path: file.path, tag: nil))
-                        try recordIntegrityFailure(file, work: &work, actual: "")
+                        entityTag = nil
+                        outcome.changes.append(.entityTag(path: file.path, tag: nil))
+                        try recordIntegrityFailure(file, job: job, failures: &failures, actual: "")
+                        outcome.changes.append(.integrityFailures(path: file.path, count: failures))
                         continue
                     }
                     throw error
                 }
-                if let tag = outcome.entityTag, tag != work.entityTags[file.path] {
-                    work.record(.entityTag(path: file.path, tag: tag))
+                if let tag = fetched.entityTag, tag != entityTag {
+                    entityTag = tag
+                    outcome.changes.append(.entityTag(path: file.path, tag: tag))
                 }
-                digest = outcome.sha256
-                unsynced = outcome.unsynced
+                digest = fetched.sha256
+                unsynced = fetched.unsynced
             }
             if digest == file.sha256.lowercased() {
                 // The journal makes the bytes and the new name durable before the record that says "verified".
@@ -244,36 +297,36 @@ struct DownloadEngine: Sendable {
                 } catch {
                     throw KioskError.fileSystem(path: file.path, underlying: "could not move the verified file")
                 }
-                work.record(.verified(path: file.path), length: file.length)
+                outcome.changes.append(.verified(path: file.path))
                 await hooks.checkpoint([.verified(path: file.path)], folder, unsynced)
                 return
             }
             // Wrong bytes: delete them, retry once, then fail with an integrity error.
             fileSystem.remove(part)
-            work.record(.entityTag(path: file.path, tag: nil))
             let thrown: (any Error)?
             do {
-                try recordIntegrityFailure(file, work: &work, actual: digest)
+                try recordIntegrityFailure(file, job: job, failures: &failures, actual: digest)
                 thrown = nil
             } catch {
                 thrown = error
             }
-            await hooks.checkpoint(
-                [
-                    .entityTag(path: file.path, tag: nil),
-                    .integrityFailures(path: file.path, count: work.integrityFailures[file.path]),
-                ], nil, nil)
+            let changes: [DownloadChange] = [
+                .entityTag(path: file.path, tag: nil),
+                .integrityFailures(path: file.path, count: failures),
+            ]
+            outcome.changes += changes
+            await hooks.checkpoint(changes, nil, nil)
             throw thrown ?? Self.contentChanged
         }
     }
 
-    private func recordIntegrityFailure(_ file: GrantFile, work: inout DownloadWork, actual: String) throws {
-        let failures = (work.integrityFailures[file.path] ?? 0) + 1
-        work.integrityFailures[file.path] = failures
+    /// Counts one more failed check of `file`; the second is an integrity error (and the count starts over).
+    private func recordIntegrityFailure(_ file: GrantFile, job: FileJob, failures: inout Int, actual: String) throws {
+        failures += 1
         if failures >= 2 {
-            work.integrityFailures[file.path] = 0
+            failures = 0
             throw KioskError.integrity(
-                productID: work.productID, path: file.path,
+                productID: job.productID, path: file.path,
                 expectedSHA256: file.sha256, actualSHA256: actual)
         }
     }
@@ -330,5 +383,77 @@ struct DownloadEngine: Sendable {
     private func createDirectory(_ url: URL, known: inout Set<String>) throws {
         guard known.insert(url.path).inserted else { return }
         try CacheFiles.createDirectory(url, under: layout.root, fileSystem: fileSystem)
+    }
+}
+
+/// What one file's fetch starts from: a copy of the few values of the download it needs, so that files in flight
+/// share nothing mutable with the engine.
+struct FileJob: Sendable {
+    var file: GrantFile
+    var grant: Grant
+    var grantReceivedAt: Date?
+    var productID: String
+    /// The validator kept for the file's `If-Range`.
+    var entityTag: String?
+    /// How many times the file already failed verification.
+    var integrityFailures: Int
+    /// The size of the file under its final name in staging, if the run's listing found it there.
+    var finalSize: Int64?
+    /// The size of its part file (0 when there is none).
+    var partSize: Int64
+}
+
+/// How one file's fetch ended.
+struct FileOutcome: Sendable {
+    var file: GrantFile
+    /// What the fetch changed, in order (the journal already has those it had to keep).
+    var changes: [DownloadChange] = []
+    /// `nil` when the file is verified.
+    var error: (any Error)?
+}
+
+/// The bytes of a download on disk while several files are in flight: the verified bytes plus each file's bytes so
+/// far, kept as a running total (O(1) per report), and reported at most every 50 ms (and when complete).
+final class ProgressTally: Sendable {
+    private struct State {
+        var total: Int64
+        var inFlight: [String: Int64] = [:]
+        var lastReport: UInt64 = 0
+    }
+
+    private let state: Locked<State>
+    private let expected: Int64
+    private let report: @Sendable (_ written: Int64, _ expected: Int64) -> Void
+
+    init(verified: Int64, expected: Int64, report: @escaping @Sendable (_ written: Int64, _ expected: Int64) -> Void) {
+        state = Locked(State(total: verified))
+        self.expected = expected
+        self.report = report
+    }
+
+    /// The file at `path` has `bytes` on disk.
+    func update(_ path: String, bytes: Int64) {
+        change { state in
+            state.total += bytes - (state.inFlight.updateValue(bytes, forKey: path) ?? 0)
+        }
+    }
+
+    /// The file at `path` is no longer in flight: its `verifiedLength` bytes count as verified, or (`nil`) its bytes
+    /// are left out until it is fetched again.
+    func settle(_ path: String, verifiedLength: Int64?) {
+        change { state in
+            state.total += (verifiedLength ?? 0) - (state.inFlight.removeValue(forKey: path) ?? 0)
+        }
+    }
+
+    private func change(_ body: (inout State) -> Void) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let total: Int64? = state.withLock { state in
+            body(&state)
+            guard state.total >= expected || now &- state.lastReport >= 50_000_000 else { return nil }
+            state.lastReport = now
+            return state.total
+        }
+        if let total { report(total, expected) }
     }
 }

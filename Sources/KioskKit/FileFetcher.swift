@@ -88,13 +88,15 @@ final class FileFetcher: Sendable {
     private let router: TransferRouter
     let writerFactory: FileWriterFactory
 
-    init(timeout: TimeInterval, writerFactory: FileWriterFactory) {
+    /// A fetcher whose session opens at most `maximumConnections` connections to a host (the client's
+    /// ``ConnectionBudget`` limit, so that every request holding a permit has a connection of its own).
+    init(timeout: TimeInterval, maximumConnections: Int, writerFactory: FileWriterFactory) {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.timeoutIntervalForRequest = timeout
         configuration.httpCookieStorage = nil
-        configuration.httpMaximumConnectionsPerHost = 8
+        configuration.httpMaximumConnectionsPerHost = maximumConnections
         let router = TransferRouter()
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
@@ -247,7 +249,8 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 ///
 /// Chunks arrive on the session's serial delegate queue and are copied into one of a few fixed blocks; a full
 /// block goes to the transfer's I/O queue, which writes it and hashes it at the same time (two threads), then
-/// hands the block back. Memory stays bounded (`blockCount × blockSize`) and hashing overlaps the network.
+/// hands the block back. Memory stays bounded (`blockCount × blockSize`) and hashing overlaps the network. A small
+/// file gets blocks of its own size (at least a page), so that the files in flight cost no more than their bytes.
 ///
 /// `@unchecked Sendable`: the receiving state is touched only on the delegate queue (or by `fetch` between two
 /// requests, when no callback can run), the hashing and writing state only on `ioQueue`, and what both read goes
@@ -262,6 +265,8 @@ final class TransferHandler: @unchecked Sendable {
     }
 
     static let blockSize = 1 << 20
+    /// The smallest block written and hashed on two threads at once.
+    static let parallelBlockMinimum = 64 << 10
     static let blockCount = 4
 
     let request: FetchRequest
@@ -305,8 +310,9 @@ final class TransferHandler: @unchecked Sendable {
         self.received = request.offset
         self.written = request.offset
         self.writer = try writerFactory.open(request.partURL, request.offset)
+        let size = Int(min(Int64(Self.blockSize), max(4096, request.expectedLength - request.offset)))
         let blocks = (0..<Self.blockCount).map { _ in
-            UnsafeMutableRawBufferPointer.allocate(byteCount: Self.blockSize, alignment: 64)
+            UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
         }
         self.blocks = blocks
         self.freeBlocks = Locked(blocks)
@@ -475,7 +481,7 @@ final class TransferHandler: @unchecked Sendable {
             }
             guard count > 0, ioFailure.withLock({ $0 }) == nil, writer != nil else { return }
             let step = BlockStep(hasher: hasher)
-            DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let work: @Sendable (Int) -> Void = { index in
                 let bytes = UnsafeRawBufferPointer(rebasing: block.buffer[0..<count])
                 if index == 0, let writer = self.writer {
                     do { try writer.write(bytes) } catch {
@@ -484,6 +490,13 @@ final class TransferHandler: @unchecked Sendable {
                 } else if index == 1 {
                     step.hasher.update(bufferPointer: bytes)
                 }
+            }
+            // Below 64 KiB, handing half the work to another thread costs more than it saves (small files).
+            if count < Self.parallelBlockMinimum {
+                work(0)
+                work(1)
+            } else {
+                DispatchQueue.concurrentPerform(iterations: 2, execute: work)
             }
             if let writeError = step.writeError {
                 ioFailure.withLock { $0 = writeError }

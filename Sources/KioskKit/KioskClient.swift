@@ -23,6 +23,11 @@ public actor KioskClient {
     public struct Configuration: Sendable {
         /// How many downloads run at once (default 2).
         public var maximumConcurrentDownloads: Int = 2
+        /// The most content connections to the server at once, shared by every download (default 8). A download of
+        /// many small files fetches up to this many files at once over kept-alive connections; the downloads in
+        /// flight (``maximumConcurrentDownloads``) share the same connections. The content session's
+        /// `httpMaximumConnectionsPerHost` is set to it. Must be at least 1.
+        public var maximumConnections: Int = 8
         /// How transient failures are retried.
         public var retryPolicy = RetryPolicy()
         /// The idle timeout of requests, in seconds.
@@ -135,13 +140,18 @@ public actor KioskClient {
     ///     per cache root.
     ///   - configuration: tunables.
     /// - Throws: ``KioskError/insecureServerURL(host:)`` for a plain `http://` server that is not loopback unless
-    ///   ``Configuration/allowsInsecureHTTP`` is set; ``KioskError/fileSystem(path:underlying:)`` when the cache
+    ///   ``Configuration/allowsInsecureHTTP`` is set; ``KioskError/invalidArgument(_:)`` when
+    ///   ``Configuration/maximumConnections`` is below 1; ``KioskError/fileSystem(path:underlying:)`` when the cache
     ///   root cannot be created.
     public init(
         serverURL: URL = KioskClient.defaultServerURL, cacheRoot: URL = CacheLayout.defaultRoot,
         configuration: Configuration = Configuration()
     ) async throws {
         try ServerURLPolicy.check(serverURL, allowsInsecureHTTP: configuration.allowsInsecureHTTP)
+        guard configuration.maximumConnections >= 1 else {
+            throw KioskError.invalidArgument(
+                "maximumConnections must be at least 1 (it is \(configuration.maximumConnections)).")
+        }
         self.serverURL = serverURL
         self.configuration = configuration
         let layout = CacheLayout(root: cacheRoot)
@@ -159,12 +169,13 @@ public actor KioskClient {
                 deadline: configuration.jsonRequestDeadline, grant: configuration.grantLimits),
             installationID: installationID)
         let fetcher = FileFetcher(
-            timeout: configuration.requestTimeout,
+            timeout: configuration.requestTimeout, maximumConnections: configuration.maximumConnections,
             writerFactory: configuration.fileWriterFactory.using(fileSystem))
         self.api = api
         self.fetcher = fetcher
         self.engine = DownloadEngine(
             api: api, fetcher: fetcher, layout: layout, fileSystem: fileSystem,
+            budget: ConnectionBudget(limit: configuration.maximumConnections),
             availableSpace: configuration.availableSpace)
         self.queue = DownloadQueue(maximumConcurrent: configuration.maximumConcurrentDownloads)
         self.journal = Journal(layout: layout, fileSystem: fileSystem)
@@ -303,7 +314,8 @@ public actor KioskClient {
     /// there is no mirror yet or the server has no feed.
     private func refreshedCatalog() async throws(KioskError) -> CatalogMirror {
         let mirror = catalogMirror
-        if let mirror, let pages = try await feedPages(since: mirror.catalogETag), let updated = mirror.applying(pages) {
+        if let mirror, let pages = try await feedPages(since: mirror.catalogETag), let updated = mirror.applying(pages)
+        {
             if updated != mirror { keep(updated) }
             return updated
         }

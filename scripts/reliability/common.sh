@@ -76,9 +76,10 @@ build_kiosk() {
     KIOSK_BIN="$(swift build -c release --product kiosk --scratch-path .build-release --show-bin-path)/kiosk"
 }
 
-# make_work_dir — a temporary folder with content/ (a copy of the sample catalog) and data/.
+# make_work_dir [parent] — a temporary folder (in /tmp unless `parent` is given) with content/ (a copy of the sample
+# catalog) and data/.
 make_work_dir() {
-    WORK_DIR="$(mktemp -d "/tmp/kiosk-$LOG_TAG.XXXXXX")"
+    WORK_DIR="$(mktemp -d "${1:-/tmp}/kiosk-$LOG_TAG.XXXXXX")"
     CONTENT_DIR="$WORK_DIR/content"
     DATA_DIR="$WORK_DIR/data"
     mkdir -p "$DATA_DIR"
@@ -121,7 +122,8 @@ start_kiosk() {
 post_json() { curl -sS --fail-with-body -H 'Content-Type: application/json' --data "$2" "$1"; }
 
 # grant product_id — buys the product in the sandbox store and asks for a grant; sets GRANT_RECEIPT, GRANT_TOKEN,
-# GRANT_URL (the first file's URL path), GRANT_PATH (the same with ?token=) and GRANT_LENGTH (its length).
+# GRANT_URL (the first file's URL path), GRANT_PATH (the same with ?token=), GRANT_LENGTH (its length) and GRANT_BODY
+# (the whole answer).
 grant() {
     local body
     GRANT_RECEIPT="$(post_json "$KIOSK_BASE/sandbox/purchases" "$(jq -nc --arg p "$1" '{product_id: $p, quantity: 1}')" |
@@ -129,6 +131,7 @@ grant() {
     body="$(post_json "$KIOSK_BASE/v1/downloads" \
         "$(jq -nc --arg r "$GRANT_RECEIPT" --arg p "$1" --arg i "$LOG_TAG" '{"receipt-data": $r, product_id: $p, installation_id: $i}')")" ||
         die "grant of $1 failed: $body"
+    GRANT_BODY="$body"
     GRANT_TOKEN="$(jq -er '.token' <<<"$body")"
     GRANT_URL="$(jq -er '.files[0].url' <<<"$body")"
     GRANT_PATH="$GRANT_URL?token=$(jq -er '.token | @uri' <<<"$body")"

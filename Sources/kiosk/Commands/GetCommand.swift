@@ -33,6 +33,7 @@ struct GetCommand: AsyncParsableCommand {
               kiosk get com.example.kiosk.magazine.2026-11 --receipt receipt.txt
               kiosk buy com.example.kiosk.book.swift-server-guide | kiosk get com.example.kiosk.book.swift-server-guide --receipt -
               kiosk buy com.example.kiosk.levels.pack1 --signed | kiosk get com.example.kiosk.levels.pack1 --receipt -
+              kiosk get com.example.kiosk.levels.pack1 --receipt receipt.txt --connections 4
 
             Exit codes:
               0    the content is installed (its path is printed)
@@ -55,6 +56,10 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cache root (default: $XDG_CACHE_HOME/kiosk or ~/.cache/kiosk).", valueName: "dir"))
     var cache: String?
 
+    @Option(help: ArgumentHelp("The most connections to the server at once: a product of many small files is fetched this many files at a time.",
+                               valueName: "n"))
+    var connections: Int = 8
+
     @Flag(name: .customLong("allow-insecure-http"),
           help: "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted).")
     var allowInsecureHTTP = false
@@ -63,10 +68,14 @@ struct GetCommand: AsyncParsableCommand {
         guard let serverURL = URL(string: server), serverURL.scheme != nil else {
             throw ValidationError("'\(server)' is not a URL.")
         }
+        guard (1...64).contains(connections) else {
+            throw ValidationError("--connections must be between 1 and 64 (got \(connections)).")
+        }
         let proof = try readProof()
         let root = cache.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? CacheLayout.defaultRoot
         var configuration = KioskClient.Configuration()
         configuration.allowsInsecureHTTP = allowInsecureHTTP
+        configuration.maximumConnections = connections
         let client = try await KioskClient(serverURL: serverURL, cacheRoot: root, configuration: configuration)
         let renderer = ProgressRenderer(isTerminal: isatty(STDERR_FILENO) == 1)
         let product = productID

@@ -1,0 +1,161 @@
+import Foundation
+import KioskCore
+import KioskServer
+import Testing
+
+@testable import KioskKit
+
+/// Several files of one download in flight at once, within the client's connection budget (#16).
+@Suite("KioskKit: many files in flight", .serialized, .timeLimit(.minutes(5)))
+struct ManyFilesInFlightTests {
+    typealias Support = KioskKitTestSupport
+
+    static let product = "com.example.kiosk.test.inflight"
+
+    /// Part-file writers that count the writes under way: every write of a file happens while its request holds a
+    /// connection permit, so the most writes at once is the most files in flight seen.
+    final class InFlightWriters: Sendable {
+        private let counts = Locked((now: 0, most: 0, total: 0))
+        let delay: TimeInterval
+
+        init(delay: TimeInterval) { self.delay = delay }
+
+        var most: Int { counts.withLock { $0.most } }
+        var now: Int { counts.withLock { $0.now } }
+        var total: Int { counts.withLock { $0.total } }
+
+        var factory: FileWriterFactory {
+            FileWriterFactory { url, offset throws(KioskKit.KioskError) in
+                Writer(inner: try POSIXPartFileWriter(url: url, truncatingTo: offset), owner: self)
+            }
+        }
+
+        final class Writer: PartFileWriter {
+            let inner: POSIXPartFileWriter
+            let owner: InFlightWriters
+
+            init(inner: POSIXPartFileWriter, owner: InFlightWriters) {
+                self.inner = inner
+                self.owner = owner
+            }
+
+            func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) {
+                owner.counts.withLock {
+                    $0.now += 1
+                    $0.most = max($0.most, $0.now)
+                    $0.total += 1
+                }
+                defer { owner.counts.withLock { $0.now -= 1 } }
+                if owner.delay > 0 { Thread.sleep(forTimeInterval: owner.delay) }
+                try inner.write(bytes)
+            }
+
+            func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
+            func close() { inner.close() }
+        }
+    }
+
+    /// Publishes `count` files of `size` bytes, 50 to a folder; returns their SHA-256 by path.
+    func publish(_ server: TestServer, count: Int, size: Int) async throws -> [String: String] {
+        let block = Support.randomData(size + count)
+        var files: [String: Data] = [:]
+        for index in 0..<count {
+            files["Contents/folder-\(index / 50)/file-\(index).bin"] = block.subdata(in: index..<(index + size))
+        }
+        return try await Support.publish(Self.product, version: "1.0", files: files, on: server)
+    }
+
+    func makeClient(_ server: TestServer, writers: InFlightWriters, connections: Int) async throws -> KioskClient {
+        var configuration = KioskClient.Configuration()
+        configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
+        configuration.fileWriterFactory = writers.factory
+        configuration.maximumConnections = connections
+        return try await KioskClient(
+            serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(), configuration: configuration)
+    }
+
+    @Test func aThousandSmallFilesAreFetchedSeveralAtATimeWithinTheBudget() async throws {
+        try await TestServer.with { server in
+            let hashes = try await publish(server, count: 1_000, size: 700)
+            let purchase = try await server.buy(Self.product)
+            let writers = InFlightWriters(delay: 0.002)
+            let client = try await makeClient(server, writers: writers, connections: 4)
+            try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)
+            let content = try await client.waitUntilInstalled(productID: Self.product)
+            try Support.expectInstalled(content, hashes: hashes)
+            #expect(writers.total == 1_000)
+            #expect(writers.most > 1, "files were fetched one at a time")
+            #expect(writers.most <= 4, "more files in flight than the budget allows")
+            await client.close()
+        }
+    }
+
+    @Test func aBudgetOfOneFetchesOneFileAtATime() async throws {
+        try await TestServer.with { server in
+            let hashes = try await publish(server, count: 200, size: 700)
+            let purchase = try await server.buy(Self.product)
+            let writers = InFlightWriters(delay: 0.002)
+            let client = try await makeClient(server, writers: writers, connections: 1)
+            try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)
+            try Support.expectInstalled(try await client.waitUntilInstalled(productID: Self.product), hashes: hashes)
+            #expect(writers.most == 1)
+            await client.close()
+        }
+    }
+
+    @Test func aBudgetBelowOneIsRefused() async throws {
+        var configuration = KioskClient.Configuration()
+        configuration.maximumConnections = 0
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-budget-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        await #expect(throws: KioskError.self) {
+            _ = try await KioskClient(cacheRoot: root, configuration: configuration)
+        }
+    }
+
+    /// Starts a slow download of 1,000 files and waits until some are verified and several are in flight.
+    func startSlowDownload(_ server: TestServer) async throws -> (KioskClient, InFlightWriters, [String: String]) {
+        let hashes = try await publish(server, count: 1_000, size: 700)
+        let purchase = try await server.buy(Self.product)
+        let writers = InFlightWriters(delay: 0.01)
+        let client = try await makeClient(server, writers: writers, connections: 8)
+        try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)
+        try await Support.eventually("several files in flight") { writers.total > 40 && writers.most > 1 }
+        return (client, writers, hashes)
+    }
+
+    @Test func pauseStopsEveryFileInFlightAndResumeFinishesVerified() async throws {
+        try await TestServer.with { server in
+            let (client, writers, hashes) = try await startSlowDownload(server)
+            try await client.pause(Self.product)
+            // Pause returns once the transfer ended: no file is being written any more, and none starts.
+            #expect(writers.now == 0)
+            let written = writers.total
+            #expect(written < 1_000)
+            let sent = try await Support.settledBytesSent(server)
+            #expect(writers.total == written)
+            #expect(try await Support.settledBytesSent(server) == sent)
+            #expect(await client.download(for: Self.product)?.state == .paused(.user))
+
+            try await client.resume(Self.product)
+            let content = try await client.waitUntilInstalled(productID: Self.product)
+            try Support.expectInstalled(content, hashes: hashes)
+            await client.close()
+        }
+    }
+
+    @Test func cancelStopsEveryFileInFlightAndDeletesThem() async throws {
+        try await TestServer.with { server in
+            let (client, writers, _) = try await startSlowDownload(server)
+            try await client.cancel(Self.product)
+            #expect(writers.now == 0)
+            let written = writers.total
+            _ = try await Support.settledBytesSent(server)
+            #expect(writers.total == written)
+            #expect(await client.download(for: Self.product)?.state == .cancelled)
+            let staging = CacheLayout(root: client.cacheRoot).staging(productID: Self.product)
+            #expect(!FileManager.default.fileExists(atPath: staging.path))
+            await client.close()
+        }
+    }
+}
