@@ -424,6 +424,67 @@ struct CatalogLoaderTests {
         #expect(paths.first?.hasSuffix("/Contents/keep.pdf") == true)
     }
 
+    @Test func aReloadSharesTheUnchangedProductsOfThePreviousSnapshot() throws {
+        let content = try ServerTestDirectory("catalog")
+        try content.writeProduct(id: "com.a", files: ["Contents/a": Data("a".utf8)])
+        try content.writeProduct(id: "com.b", files: ["Contents/b": Data("b".utf8)])
+        let loader = CatalogLoader(contentDirectory: content.url, hashCacheURL: nil)
+        var cache = HashCache()
+        let first = loader.load(cache: &cache)
+        try content.write("com.b/Contents/b", Data("changed".utf8))
+        let (products, _) = loader.scan(cache: &cache, previous: first)
+        let byID = Dictionary(uniqueKeysWithValues: products.map { ($0.info.productID, $0) })
+        func storage(_ product: CatalogProduct?) -> UnsafeRawPointer? {
+            product?.files.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
+        }
+        #expect(byID["com.a"] == first.products["com.a"])
+        #expect(storage(byID["com.a"]) == storage(first.products["com.a"]), "the unchanged product is shared")
+        #expect(byID["com.b"]?.files.first?.sha256 == F.sha256(Data("changed".utf8)))
+        #expect(storage(byID["com.b"]) != storage(first.products["com.b"]))
+    }
+
+    @Test func cacheFileOfSeveralMebibytesRoundTrips() throws {
+        // Over 1 MiB of lines, so the file is read and written in more than one chunk and lines cross chunk ends.
+        let data = try ServerTestDirectory("data")
+        let count = 10_000
+        var lines = [HashCache.header]
+        for index in 0..<count {
+            let digest = F.sha256(Data("\(index)".utf8))
+            lines.append(
+                "\(digest) \(index) \(index + 1) \(index + 2) \(index + 3) 7 /content/p/Contents/file \(index)")
+        }
+        lines.insert("not a line", at: 2)
+        lines.insert("\(String(repeating: "G", count: 64)) 1 2 3 4 5 /content/p/Contents/bad-digest", at: 3)
+        let text = lines.joined(separator: "\n")
+        #expect(text.utf8.count > 1 << 20)
+        try data.write("hash-cache.txt", text)
+
+        var cache = HashCache(contentsOf: data.url("hash-cache.txt"))
+        func key(_ index: Int) -> HashCache.Key {
+            HashCache.Key(
+                path: "/content/p/Contents/file \(index)",
+                identity: FileIdentity(
+                    size: Int64(index), modifiedNanoseconds: Int64(index + 1), changedNanoseconds: Int64(index + 2),
+                    inode: UInt64(index + 3), device: 7))
+        }
+        for index in [0, 1, 4_321, count - 1] {
+            #expect(try cache.digest(for: key(index)).hexString == F.sha256(Data("\(index)".utf8)))
+        }
+        #expect(!cache.isDirty, "every entry came from the file, the last line included")
+
+        var written = HashCache(contentsOf: data.url("hash-cache.txt"))
+        try written.save(to: data.url("copy.txt"))
+        let attributes = try FileManager.default.attributesOfItem(atPath: data.url("copy.txt").path)
+        #expect(try #require(attributes[.posixPermissions] as? NSNumber).intValue & 0o777 == 0o600)
+        let saved = try String(contentsOf: data.url("copy.txt"), encoding: .utf8).split(separator: "\n")
+        #expect(saved.first.map(String.init) == HashCache.header)
+        #expect(
+            Set(saved.dropFirst().map(String.init))
+                == Set(lines.dropFirst(1).filter { $0.count > 64 && !$0.hasPrefix("G") }))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: data.url.path)
+        #expect(leftovers.sorted() == ["copy.txt", "hash-cache.txt"], "no temporary file is left")
+    }
+
     @Test(arguments: ["", "not json", "{}", #"[{"path": 1}]"#])
     func unreadableCacheFileIsAnEmptyCache(contents: String) throws {
         let content = try ServerTestDirectory("catalog")

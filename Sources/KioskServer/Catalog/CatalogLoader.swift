@@ -48,18 +48,23 @@ struct CatalogLoader {
 
     /// Reads the folder into products and problems, without building a snapshot (encoding the catalog), so that a
     /// reload that finds nothing changed stops here.
-    func scan(cache: inout HashCache) -> (products: [CatalogProduct], problems: [ContentProblem]) {
+    ///
+    /// A product equal to its entry in `previous` is returned as that entry, sharing its storage, so that a reload
+    /// holds one copy of the unchanged products' file lists, not two.
+    func scan(
+        cache: inout HashCache, previous: CatalogSnapshot? = nil
+    ) -> (products: [CatalogProduct], problems: [ContentProblem]) {
         let root = contentDirectory.standardizedFileURL
         guard let folders = Self.directoryEntries(atPath: root.path) else {
             return ([], [ContentProblem(folder: root.path, field: nil, message: "the content folder cannot be read")])
         }
         var products: [CatalogProduct] = []
         var problems: [ContentProblem] = []
-        var liveKeys = Set<HashCache.Key>()
         var liveInfos = Set<String>()
         for folder in folders.sorted() where !folder.hasPrefix(".") {
             let folderURL = root.appendingPathComponent(folder, isDirectory: true)
-            switch Self.fileKind(atPath: folderURL.path)?.kind {
+            let directory = folderURL.path
+            switch Self.fileKind(atPath: directory)?.kind {
             case .directory: break
             case .symbolicLink:
                 problems.append(
@@ -67,7 +72,7 @@ struct CatalogLoader {
                 continue
             default: continue
             }
-            let infoPath = folderURL.path + "/Info.json"
+            let infoPath = directory + "/Info.json"
             liveInfos.insert(infoPath)
             guard let parsed = cache.productInfo(atPath: infoPath, folder: folder) else {
                 problems.append(
@@ -78,18 +83,15 @@ struct CatalogLoader {
             case .failure(let problem):
                 problems.append(problem)
             case .success(let info):
+                let found = Self.contentFiles(in: directory, problems: &problems, folder: folder)
                 var files: [ManifestFile] = []
+                files.reserveCapacity(found.count)
                 var failed = false
-                for (relative, absolute, identity) in Self.contentFiles(
-                    in: folderURL, problems: &problems, folder: folder)
-                {
-                    let key = HashCache.Key(path: absolute, identity: identity)
+                for (relative, absolute, identity) in found {
                     do {
-                        let digest = try cache.sha256(for: key)
-                        liveKeys.insert(key)
+                        let digest = try cache.digest(for: HashCache.Key(path: absolute, identity: identity))
                         files.append(
-                            ManifestFile(
-                                path: relative, absolutePath: absolute, sha256: digest, identity: identity))
+                            ManifestFile(path: relative, directory: directory, digest: digest, identity: identity))
                     } catch {
                         problems.append(
                             ContentProblem(folder: folder, field: nil, message: "\(relative) cannot be read"))
@@ -97,10 +99,15 @@ struct CatalogLoader {
                         break
                     }
                 }
-                if !failed { products.append(CatalogProduct(info: info, files: files)) }
+                guard !failed else { continue }
+                if let known = previous?.products[info.productID], known.info == info, known.files == files {
+                    products.append(known)
+                } else {
+                    products.append(CatalogProduct(info: info, files: files))
+                }
             }
         }
-        cache.retain(only: liveKeys)
+        cache.retainLookedUp()
         cache.retainInfos(only: liveInfos)
         problems += Self.unlockProblems(products)
         return (products, problems)
@@ -110,10 +117,10 @@ struct CatalogLoader {
     /// order. Hidden files are skipped silently; symbolic links and unsafe names are reported and skipped. Each file
     /// is looked at with one `lstat`, whose result is its identity.
     private static func contentFiles(
-        in productFolder: URL, problems: inout [ContentProblem], folder: String
+        in productFolder: String, problems: inout [ContentProblem], folder: String
     ) -> [(String, String, FileIdentity)] {
-        let contents = productFolder.appendingPathComponent("Contents", isDirectory: true)
-        switch fileKind(atPath: contents.path)?.kind {
+        let contents = productFolder + "/Contents"
+        switch fileKind(atPath: contents)?.kind {
         case .directory: break
         case .symbolicLink:
             problems.append(
@@ -122,7 +129,7 @@ struct CatalogLoader {
         default: return []
         }
         var result: [(String, String, FileIdentity)] = []
-        var pending = [("Contents", contents.path)]
+        var pending = [("Contents", contents)]
         while let (relative, absolute) = pending.popLast() {
             guard let names = directoryEntries(atPath: absolute) else { continue }
             for name in names where !name.hasPrefix(".") {

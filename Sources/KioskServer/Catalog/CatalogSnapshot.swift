@@ -3,16 +3,23 @@ import KioskCore
 import KioskStore
 
 /// One file of a product version, hashed: what a grant lists and what the content route serves.
+///
+/// A catalog holds one per content file (100,000 of them at scale), so it stores only what it cannot share: its
+/// path, its digest as 32 bytes, and its identity; the product folder is one string shared by the product's files.
 public struct ManifestFile: Sendable, Hashable {
     /// The path inside the product folder, e.g. `Contents/issue.pdf`.
     public var path: String
-    /// The file on disk.
-    public var absolutePath: String
-    /// Its lowercase hex SHA-256.
-    public var sha256: String
+    /// The product folder on disk, absolute.
+    public var directory: String
+    /// Its SHA-256.
+    public var digest: SHA256Digest
     /// The file as it was hashed: a file whose identity has changed since must be hashed again before it is served.
     public var identity: FileIdentity
 
+    /// The file on disk.
+    public var absolutePath: String { directory + "/" + path }
+    /// Its lowercase hex SHA-256.
+    public var sha256: String { digest.hexString }
     /// Its size in bytes.
     public var length: Int64 { identity.size }
     /// Its modification time, as the file system reports it (nanoseconds since 1970).
@@ -23,17 +30,7 @@ public struct ManifestFile: Sendable, Hashable {
     /// `Last-Modified`, truncated to whole seconds as HTTP dates are.
     public var lastModified: Date { Date(timeIntervalSince1970: TimeInterval(modifiedNanoseconds / 1_000_000_000)) }
     /// The RFC 9530 `Repr-Digest` value: `sha-256=:<base64>:`.
-    public var representationDigest: String {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(32)
-        var index = sha256.startIndex
-        while index < sha256.endIndex {
-            let next = sha256.index(index, offsetBy: 2)
-            bytes.append(UInt8(sha256[index..<next], radix: 16) ?? 0)
-            index = next
-        }
-        return "sha-256=:\(Data(bytes).base64EncodedString()):"
-    }
+    public var representationDigest: String { "sha-256=:\(digest.base64):" }
 }
 
 /// A product as loaded from its folder: its `Info.json` and its hashed files.

@@ -4,6 +4,10 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The live catalog: the current ``CatalogSnapshot``, readable from any request without waiting, and reloads that
 /// build a new snapshot off the request path and swap it in. It also keeps the descriptors of the files recently
 /// served (``openFiles``), and drops those a new snapshot no longer describes as it swaps the snapshot in.
@@ -71,6 +75,8 @@ public final class ContentCatalog: Sendable {
         openFiles.retainOnly { open in
             snapshot.products[open.productID]?.file(atPath: open.file.path) == open.file
         }
+        // An unchanged load trimmed on the thread pool already.
+        if loaded.changed { Self.returnFreedMemory() }
         for problem in loaded.snapshot.problems {
             logger.warning("content problem, skipped", metadata: ["problem": "\(problem)"])
         }
@@ -81,6 +87,24 @@ public final class ContentCatalog: Sendable {
                 "generation": "\(loaded.generation)", "duration": "\(loaded.duration)",
             ])
     }
+
+    /// Gives the memory the previous snapshot and the load freed back to the system. glibc keeps freed memory in
+    /// the arena of the thread that allocated it, and loads run on any thread of the pool: without this, at 10,000
+    /// products and 100,000 files, the resident size grew by 20–50 MiB at each of the first reloads, and by 5 MiB
+    /// at each periodic check that found nothing changed.
+    fileprivate static func returnFreedMemory() {
+        #if canImport(Glibc)
+            mallocTrim?(0)
+        #endif
+    }
+
+    #if canImport(Glibc)
+        /// glibc's `malloc_trim(3)`, looked up once: its header (`malloc.h`) is not part of Swift's Glibc module.
+        private static let mallocTrim: (@convention(c) (Int) -> CInt)? = {
+            guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int) -> CInt).self)
+        }()
+    #endif
 
     /// Runs the blocking loader on NIO's thread pool, one load at a time, and keeps the hash cache between loads.
     ///
@@ -100,7 +124,8 @@ public final class ContentCatalog: Sendable {
 
         let loader: CatalogLoader
         let logger: Logger
-        private var cache: HashCache
+        /// Used by one load at a time, in place on the thread pool (a copy would duplicate its table).
+        private let cache: NIOLockedValueBox<HashCache>
         /// Tickets handed out so far.
         private var tickets: UInt64 = 0
         /// The highest ticket covered by a finished load.
@@ -113,7 +138,7 @@ public final class ContentCatalog: Sendable {
 
         init(loader: CatalogLoader, cache: HashCache, logger: Logger) {
             self.loader = loader
-            self.cache = cache
+            self.cache = NIOLockedValueBox(cache)
             self.logger = logger
         }
 
@@ -133,17 +158,21 @@ public final class ContentCatalog: Sendable {
             let task = Task {
                 let started = ContinuousClock.now
                 let result = try? await NIOThreadPool.singleton.runIfActive {
-                    var cache = cache
-                    let (products, problems) = loader.scan(cache: &cache)
-                    let next = Self.next(after: previous, products: products, problems: problems)
-                    if cache.isDirty, let url = loader.hashCacheURL {
-                        do {
-                            try cache.save(to: url)
-                        } catch {
-                            logger.warning("could not save the hash cache", metadata: ["error": "\(error)"])
+                    let (products, problems) = cache.withLockedValue { cache in
+                        let scanned = loader.scan(cache: &cache, previous: previous?.snapshot)
+                        if cache.isDirty, let url = loader.hashCacheURL {
+                            do {
+                                try cache.save(to: url)
+                            } catch {
+                                logger.warning("could not save the hash cache", metadata: ["error": "\(error)"])
+                            }
                         }
+                        return scanned
                     }
-                    return (next, cache)
+                    let next = Self.next(after: previous, products: products, problems: problems)
+                    // What the scan allocated is garbage now; a changed snapshot trims once the old one is released.
+                    if !next.changed { ContentCatalog.returnFreedMemory() }
+                    return next
                 }
                 self.finish(result, covers: covers, duration: ContinuousClock.now - started)
             }
@@ -168,16 +197,15 @@ public final class ContentCatalog: Sendable {
         }
 
         private func finish(
-            _ result: ((snapshot: CatalogSnapshot, history: CatalogHistory, changed: Bool), HashCache)?,
+            _ result: (snapshot: CatalogSnapshot, history: CatalogHistory, changed: Bool)?,
             covers: UInt64, duration: Duration
         ) {
             running = nil
             covered = covers
-            guard let (next, updated) = result else {
+            guard let next = result else {
                 latest = nil
                 return
             }
-            cache = updated
             generation += 1
             latest = Loaded(
                 snapshot: next.snapshot, history: next.history, changed: next.changed, generation: generation,
