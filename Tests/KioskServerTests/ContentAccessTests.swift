@@ -183,11 +183,11 @@ struct ContentAccessTests {
         let cache = OpenFileCache(capacity: 2)
         let files = try #require(catalog.snapshot.products[Self.product]?.files)
         var opened: [OpenContentFile] = []
-        for file in files { opened.append(try #require(await cache.open(file, of: Self.product))) }
+        for file in files { opened.append(try #require(await cache.open(file, of: Self.product, at: file.absolutePath))) }
         #expect(cache.count == 2)
         // The two newest are the ones kept.
-        #expect(await cache.open(files[4], of: Self.product) === opened[4])
-        #expect(await cache.open(files[3], of: Self.product) === opened[3])
-        #expect(await cache.open(files[0], of: Self.product) !== opened[0])
+        #expect(await cache.open(files[4], of: Self.product, at: files[4].absolutePath) === opened[4])
+        #expect(await cache.open(files[3], of: Self.product, at: files[3].absolutePath) === opened[3])
+        #expect(await cache.open(files[0], of: Self.product, at: files[0].absolutePath) !== opened[0])
     }
 }

@@ -42,14 +42,15 @@ struct ContentAccess: Sendable {
             throw .token(refusal)
         }
         let file = try Self.resolve(path, in: catalog.snapshot)
-        if FileIdentity(atPath: file.absolutePath) == file.identity,
-            let opened = await catalog.openFiles.open(file, of: path.productID)
+        let location = file.absolutePath
+        if FileIdentity(atPath: location) == file.identity,
+            let opened = await catalog.openFiles.open(file, of: path.productID, at: location)
         {
             return opened
         }
         // The file changed on disk since the catalog was built: reload and answer from the new manifest.
         let reloaded = try Self.resolve(path, in: await catalog.reload())
-        guard let opened = await catalog.openFiles.open(reloaded, of: path.productID) else {
+        guard let opened = await catalog.openFiles.open(reloaded, of: path.productID, at: reloaded.absolutePath) else {
             // It changed again while it was hashed: someone is writing it now.
             throw .fileChanging(productID: path.productID, path: path.filePath)
         }

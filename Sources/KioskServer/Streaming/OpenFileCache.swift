@@ -19,6 +19,8 @@ final class OpenContentFile: Sendable {
     let productID: String
     /// The manifest entry the descriptor was opened for (its identity was checked against the open file).
     let file: ManifestFile
+    /// Where it was opened: the file's absolute path, the cache's key.
+    let path: String
     /// The open descriptor, read-only, owned by this object.
     private let descriptor: CInt
     /// Its length and validators, as the precondition and range evaluation take them.
@@ -32,9 +34,10 @@ final class OpenContentFile: Sendable {
     /// `Content-Type`, from the file name.
     let contentType: String
 
-    fileprivate init(productID: String, file: ManifestFile, descriptor: CInt) {
+    fileprivate init(productID: String, file: ManifestFile, path: String, descriptor: CInt) {
         self.productID = productID
         self.file = file
+        self.path = path
         self.descriptor = descriptor
         self.representation = RepresentationMetadata(
             length: file.length, entityTag: file.entityTag, lastModified: file.lastModified)
@@ -61,14 +64,14 @@ final class OpenContentFile: Sendable {
     /// Blocking: call it on a thread that may block.
     ///
     /// - Returns: nil when the file is gone, is not a regular file, or is not the version that was hashed.
-    fileprivate static func opening(_ file: ManifestFile, of productID: String) -> OpenContentFile? {
-        let descriptor = open(file.absolutePath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    fileprivate static func opening(_ file: ManifestFile, of productID: String, at path: String) -> OpenContentFile? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard descriptor >= 0 else { return nil }
         guard FileIdentity(descriptor: descriptor) == file.identity else {
             close(descriptor)
             return nil
         }
-        return OpenContentFile(productID: productID, file: file, descriptor: descriptor)
+        return OpenContentFile(productID: productID, file: file, path: path, descriptor: descriptor)
     }
 }
 
@@ -109,21 +112,18 @@ final class OpenFileCache: Sendable {
     /// How many descriptors the cache holds now.
     var count: Int { state.withLockedValue { $0.entries.count } }
 
-    /// The open file for `file` of product `productID`: from the cache when it holds that version, otherwise opened
-    /// on the thread pool.
+    /// The open file for `file` of product `productID`, at `path` (its ``ManifestFile/absolutePath``, which the
+    /// caller has already built to check the file): from the cache when it holds that version, otherwise opened on
+    /// the thread pool.
     ///
     /// - Returns: nil when the file on disk is no longer the version `file` describes (or is gone).
-    func open(_ file: ManifestFile, of productID: String) async -> OpenContentFile? {
+    func open(_ file: ManifestFile, of productID: String, at path: String) async -> OpenContentFile? {
         let (cached, epoch) = state.withLockedValue { state in
-            (state.entries[file.absolutePath].flatMap { $0.file == file ? $0 : nil }, state.epoch)
+            (state.entries[path].flatMap { $0.file == file ? $0 : nil }, state.epoch)
         }
         if let cached { return cached }
-        guard
-            let opened = try? await NIOThreadPool.singleton.runIfActive({ OpenContentFile.opening(file, of: productID) }
-            )
-        else {
-            return nil
-        }
+        let opening: @Sendable () -> OpenContentFile? = { OpenContentFile.opening(file, of: productID, at: path) }
+        guard let opened = try? await NIOThreadPool.singleton.runIfActive(opening) else { return nil }
         state.withLockedValue { state in
             guard state.epoch == epoch else { return }
             insert(opened, into: &state)
@@ -138,7 +138,7 @@ final class OpenFileCache: Sendable {
             state.epoch &+= 1
             let stale = state.entries.values.filter { !isCurrent($0) }
             guard !stale.isEmpty else { return [] }
-            for entry in stale { state.entries[entry.file.absolutePath] = nil }
+            for entry in stale { state.entries[entry.path] = nil }
             state.ring = state.ring.filter { state.entries[$0] != nil }
             state.next = 0
             return stale
@@ -146,7 +146,7 @@ final class OpenFileCache: Sendable {
     }
 
     private func insert(_ opened: OpenContentFile, into state: inout State) {
-        let key = opened.file.absolutePath
+        let key = opened.path
         if state.entries.updateValue(opened, forKey: key) != nil { return }  // a newer version under the same path
         if state.ring.count < capacity {
             state.ring.append(key)
