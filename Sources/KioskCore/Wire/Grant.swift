@@ -55,13 +55,35 @@ public struct GrantFile: Codable, Sendable, Hashable {
     public var sha256: String
     /// The server-relative URL to fetch it from, e.g. `/v1/content/<product>/<version>/Contents/issue.pdf`.
     public var url: String
+    /// The file cut by content into chunks (see ``Grant/chunking``), in order, from offset 0 to `length`: each can
+    /// be fetched with one range request and verified on its own. `nil` for a file of one chunk (its `sha256` is
+    /// the chunk's) and from a server that sends no chunks.
+    public var chunks: [GrantChunk]?
 
     /// Creates a file entry.
-    public init(path: String, length: Int64, sha256: String, url: String) {
+    public init(path: String, length: Int64, sha256: String, url: String, chunks: [GrantChunk]? = nil) {
         self.path = path
         self.length = length
         self.sha256 = sha256
         self.url = url
+        self.chunks = chunks
+    }
+}
+
+/// One piece of a file, cut by content: the bytes `offset ..< offset + length` hash to `sha256`.
+public struct GrantChunk: Codable, Sendable, Hashable {
+    /// Where the chunk starts in the file.
+    public var offset: Int64
+    /// The chunk's size in bytes.
+    public var length: Int64
+    /// The lowercase hex SHA-256 of the chunk's bytes.
+    public var sha256: String
+
+    /// Creates a chunk entry.
+    public init(offset: Int64, length: Int64, sha256: String) {
+        self.offset = offset
+        self.length = length
+        self.sha256 = sha256
     }
 }
 
@@ -79,11 +101,14 @@ public struct Grant: Codable, Sendable, Hashable {
     public var token: String
     /// The files of this version.
     public var files: [GrantFile]
+    /// How the files' ``GrantFile/chunks`` were cut; present when any file has chunks. A client that does not
+    /// support ``ChunkingParameters/algorithm`` ignores the chunks and verifies whole files.
+    public var chunking: ChunkingParameters?
 
     /// Creates a grant.
     public init(
         productID: String, contentVersion: String, totalLength: Int64, expiresAt: Date, token: String,
-        files: [GrantFile]
+        files: [GrantFile], chunking: ChunkingParameters? = nil
     ) {
         self.productID = productID
         self.contentVersion = contentVersion
@@ -91,6 +116,7 @@ public struct Grant: Codable, Sendable, Hashable {
         self.expiresAt = expiresAt
         self.token = token
         self.files = files
+        self.chunking = chunking
     }
 
     enum CodingKeys: String, CodingKey {
@@ -98,6 +124,6 @@ public struct Grant: Codable, Sendable, Hashable {
         case contentVersion = "content_version"
         case totalLength = "total_length"
         case expiresAt = "expires_at"
-        case token, files
+        case token, files, chunking
     }
 }
