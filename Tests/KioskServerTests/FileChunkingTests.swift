@@ -120,9 +120,13 @@ struct FileChunkingTests {
         #expect(second.products == first.products, "the chunks came back from the file")
     }
 
-    /// A cache of format 1 (no chunk lists): small files keep their entries, bigger ones are hashed once, and the
-    /// cache is written again in format 2.
-    @Test func aCacheWithoutChunksReusesSmallFilesAndHashesBigOnesOnce() throws {
+    /// A cache of format 1 (no chunk lists), or of format 2 with chunks cut under other parameters: small files
+    /// keep their entries, bigger ones are hashed once, and the cache is written again in the current format.
+    @Test(arguments: [
+        (HashCache.headerWithoutChunks, ""),
+        ("kiosk-hash-cache 2 fastcdc-gear64-nc2-v1 65536 262144 1048576", "1048576:\(F.poisonedDigest),2097152:\(F.poisonedDigest) "),
+    ])
+    func aCacheOfAnEarlierFormatReusesSmallFilesAndHashesBigOnesOnce(header: String, chunks: String) throws {
         let content = try ServerTestDirectory("catalog")
         let data = try ServerTestDirectory("data")
         let big = try Self.writeProduct(in: content)
@@ -130,10 +134,10 @@ struct FileChunkingTests {
         let lines = files.map {
             let id = $0.identity
             return "\(F.poisonedDigest) \(id.size) \(id.modifiedNanoseconds) \(id.changedNanoseconds) \(id.inode) "
-                + "\(id.device) \($0.absolutePath)"
+                + "\(id.device) \(chunks.isEmpty ? "" : $0.length > 3 ? chunks : "- ")\($0.absolutePath)"
         }
         let url = data.url("hash-cache.txt")
-        try Data(([HashCache.headerWithoutChunks] + lines).joined(separator: "\n").utf8).write(to: url)
+        try Data(([header] + lines).joined(separator: "\n").utf8).write(to: url)
 
         var cache = HashCache(contentsOf: url)
         let snapshot = F.load(content, cache: &cache)
