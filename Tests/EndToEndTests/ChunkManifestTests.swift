@@ -12,19 +12,7 @@ struct ChunkManifestTests {
     /// Random bytes from KioskCore's SplitMix64.
     static func randomBytes(_ count: Int, seed: UInt64) -> Data {
         var generator = SplitMix64(seed: seed)
-        var data = Data(count: count)
-        data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) in
-            var index = 0
-            while index < count {
-                var word = generator.next()
-                for _ in 0..<8 where index < count {
-                    buffer[index] = UInt8(truncatingIfNeeded: word)
-                    word >>= 8
-                    index += 1
-                }
-            }
-        }
-        return data
+        return Data(generator.bytes(count))
     }
 
     static func hex(_ bytes: some DataProtocol) -> String {

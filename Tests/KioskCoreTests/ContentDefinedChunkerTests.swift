@@ -9,17 +9,7 @@ struct ContentDefinedChunkerTests {
 
     static func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
         var generator = SplitMix64(seed: seed)
-        var bytes = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            var word = generator.next()
-            for _ in 0..<8 where index < count {
-                bytes[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
-            }
-        }
-        return bytes
+        return generator.bytes(count)
     }
 
     static func lengths(_ bytes: [UInt8], _ parameters: ChunkingParameters = small) -> [Int] {

@@ -13,19 +13,7 @@ struct FileChunkingTests {
     /// Random bytes from KioskCore's SplitMix64, eight a word.
     static func randomBytes(_ count: Int, seed: UInt64) -> Data {
         var generator = SplitMix64(seed: seed)
-        var bytes = [UInt8](repeating: 0, count: count)
-        bytes.withUnsafeMutableBytes { buffer in
-            var index = 0
-            while index < count {
-                var word = generator.next()
-                for _ in 0..<8 where index < count {
-                    buffer[index] = UInt8(truncatingIfNeeded: word)
-                    word >>= 8
-                    index += 1
-                }
-            }
-        }
-        return Data(bytes)
+        return Data(generator.bytes(count))
     }
 
     /// The chunks of `data` computed without the server's code: the chunker's lengths over the whole buffer, and

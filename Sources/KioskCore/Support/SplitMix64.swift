@@ -14,6 +14,21 @@ public struct SplitMix64: RandomNumberGenerator, Sendable, Hashable {
         mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
         return mixed ^ (mixed >> 31)
     }
+
+    /// The next `count` random bytes, eight from each 64 bits, lowest byte first (reproducible test content).
+    public mutating func bytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var index = 0
+        while index < count {
+            var word = next()
+            for _ in 0..<8 where index < count {
+                bytes[index] = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                index += 1
+            }
+        }
+        return bytes
+    }
 }
 
 extension RandomNumberGenerator {
