@@ -28,6 +28,10 @@ public actor KioskClient {
         /// flight (``maximumConcurrentDownloads``) share the same connections. The content session's
         /// `httpMaximumConnectionsPerHost` is set to it. Must be at least 1.
         public var maximumConnections: Int = 8
+        /// The most range requests of one file in flight at once, for a file the server cut into chunks (default 4).
+        /// Each chunk is verified on its own as it arrives; the requests draw from ``maximumConnections`` like the
+        /// files in flight. Values below 1 count as 1.
+        public var maxConnectionsPerFile: Int = 4
         /// How transient failures are retried.
         public var retryPolicy = RetryPolicy()
         /// The idle timeout of requests, in seconds.
@@ -67,7 +71,8 @@ public actor KioskClient {
         public var alreadyInstalled: [String]
 
         /// A result from its parts (for previews and tests; ``restore(proof:)`` makes the real ones).
-        public init(entitlements: [Entitlement], enqueued: [String: DownloadID] = [:], alreadyInstalled: [String] = []) {
+        public init(entitlements: [Entitlement], enqueued: [String: DownloadID] = [:], alreadyInstalled: [String] = [])
+        {
             self.entitlements = entitlements
             self.enqueued = enqueued
             self.alreadyInstalled = alreadyInstalled
@@ -176,7 +181,7 @@ public actor KioskClient {
         self.engine = DownloadEngine(
             api: api, fetcher: fetcher, layout: layout, fileSystem: fileSystem,
             budget: ConnectionBudget(limit: configuration.maximumConnections),
-            availableSpace: configuration.availableSpace)
+            availableSpace: configuration.availableSpace, connectionsPerFile: configuration.maxConnectionsPerFile)
         self.queue = DownloadQueue(maximumConcurrent: configuration.maximumConcurrentDownloads)
         self.journal = Journal(layout: layout, fileSystem: fileSystem)
         self.markers = ContentMarkers(layout: layout, fileSystem: fileSystem)
@@ -698,7 +703,8 @@ public actor KioskClient {
         DownloadWork(
             productID: record.productID, proof: record.proof, grant: record.grant,
             grantReceivedAt: record.grantReceivedAt, entityTags: record.entityTags,
-            verifiedPaths: record.verifiedPaths, integrityFailures: record.integrityFailures)
+            verifiedPaths: record.verifiedPaths, integrityFailures: record.integrityFailures,
+            verifiedChunks: record.verifiedChunks)
     }
 
     private func snapshot(_ id: DownloadID) -> DownloadSnapshot? {

@@ -12,8 +12,10 @@ enum KioskKitTestSupport {
     }
 
     /// Polls `condition` every 20 ms until it holds.
-    static func eventually(_ what: String, timeout: Double = 60,
-                           _ condition: () async throws -> Bool) async throws {
+    static func eventually(
+        _ what: String, timeout: Double = 60,
+        _ condition: () async throws -> Bool
+    ) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if try await condition() { return }
@@ -57,7 +59,8 @@ enum KioskKitTestSupport {
     /// Returns the SHA-256 of each file by path (`Contents/...`).
     @discardableResult
     static func publish(_ productID: String, version: String, files: [String: Data], on server: TestServer) async throws
-        -> [String: String] {
+        -> [String: String]
+    {
         let folder = server.contentDirectory.appendingPathComponent(productID, isDirectory: true)
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("Contents"))
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -71,7 +74,8 @@ enum KioskKitTestSupport {
         var hashes: [String: String] = [:]
         for (path, data) in files {
             let url = folder.appendingPathComponent(path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try data.write(to: url)
             hashes[path] = sha256(data)
         }
@@ -80,8 +84,10 @@ enum KioskKitTestSupport {
     }
 
     /// Checks that installed content matches the expected hashes.
-    static func expectInstalled(_ content: InstalledContent, hashes: [String: String],
-                                sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func expectInstalled(
+        _ content: InstalledContent, hashes: [String: String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         #expect(Set(content.files.map(\.path)) == Set(hashes.keys), sourceLocation: sourceLocation)
         for (path, hash) in hashes {
             #expect(try sha256(of: content.url(for: path)) == hash, "\(path)", sourceLocation: sourceLocation)
@@ -98,8 +104,9 @@ enum KioskKitTestSupport {
     }
 }
 
-/// Test file writers: slow (to catch a download in the middle) and full (to simulate ENOSPC).
-final class TestWriter: PartFileWriter {
+/// Test file writers: slow (to catch a download in the middle) and full (to simulate ENOSPC), appending or at
+/// offsets (the chunks of a file fetched by chunks).
+final class TestWriter: PositionalPartFileWriter {
     let inner: POSIXPartFileWriter
     let delay: TimeInterval
     let disk: SimulatedDisk?
@@ -119,6 +126,17 @@ final class TestWriter: PartFileWriter {
         }
         try inner.write(bytes)
     }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        if let disk, let allowed = disk.reserve(bytes.count) {
+            try inner.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
+            throw .insufficientStorage(needed: Int64(bytes.count - allowed), available: 0)
+        }
+        try inner.write(bytes, at: offset)
+    }
+
+    func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
 
     func close() { inner.close() }
 
