@@ -195,7 +195,9 @@ final class FileFetcher: Sendable {
 
     /// Fetches the range `request.offset ..< request.rangeEnd` of a file fetched by chunks into `file` at the same
     /// offsets (in requests of at most ``segmentSize``, so that memory stays bounded), and returns the range's
-    /// lowercase hex SHA-256. The bytes are written whether or not they match: the caller compares the hash.
+    /// lowercase hex SHA-256. The bytes are written whether or not they match: the caller compares the hash. A
+    /// request whose connection breaks after bringing some bytes goes on from the next byte; one that brought none
+    /// throws.
     ///
     /// - Throws: as ``fetch(_:hasher:entityTagSeen:progress:)``; ``KioskError/invalidResponse(_:)`` when the
     ///   server answers a range with the whole file.
@@ -205,10 +207,22 @@ final class FileFetcher: Sendable {
             writerFactory: writerFactory, progress: { _ in })
         do {
             for range in Self.segments(from: request.offset, to: request.rangeEnd) {
-                let outcome = try await segment(
-                    handler, first: range.lowerBound, last: range.upperBound, entityTag: nil)
-                guard case .received = outcome else {
-                    throw KioskError.invalidResponse("the server sent the whole file for a range of it")
+                var first = range.lowerBound
+                while true {
+                    do {
+                        let outcome = try await segment(handler, first: first, last: range.upperBound, entityTag: nil)
+                        guard case .received = outcome else {
+                            throw KioskError.invalidResponse("the server sent the whole file for a range of it")
+                        }
+                        break
+                    } catch KioskError.network(let code, let underlying) {
+                        // A connection that broke after bringing bytes: go on from there (the hash goes on too), so
+                        // that a network cutting every connection after a few hundred KiB still gets each chunk.
+                        guard handler.received > first else {
+                            throw KioskError.network(code: code, underlying: underlying)
+                        }
+                        first = handler.received
+                    }
                 }
             }
             return try handler.finish(keepingOpen: false).1
