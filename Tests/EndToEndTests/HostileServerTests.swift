@@ -98,7 +98,9 @@ struct HostileServerTests {
     /// bounded memory.
     @Test(arguments: ["gzip bomb", "endless body"])
     func anUnboundedGrantAnswerFailsAtTheLimitInBoundedMemory(_ kind: String) async throws {
-        let server = try HostileHTTPServer { _ in kind == "gzip bomb" ? .gzipBomb(decodedBytes: 1 << 30) : .endlessChunked }
+        let server = try HostileHTTPServer { _ in
+            kind == "gzip bomb" ? .gzipBomb(decodedBytes: 1 << 30) : .endlessChunked
+        }
         defer { server.stop() }
         let cache = Self.scratch()
         defer { try? FileManager.default.removeItem(at: cache) }
@@ -328,8 +330,8 @@ struct HostileServerTests {
             let part = Support.partFile(first, Self.product, "Contents/a.bin")
             try await Support.eventually("a part file") { Support.fileSize(part) > 0 }
             try await first.pause(Self.product)
+            #expect(await first.installedContent(for: Self.product) == nil, "stopped halfway")
             await first.close()
-            #expect(Support.fileSize(part) < 8 << 20, "stopped halfway")
             try FileManager.default.removeItem(at: part)
             try FileManager.default.createSymbolicLink(at: part, withDestinationURL: victimFile)
 

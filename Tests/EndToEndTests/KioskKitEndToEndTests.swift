@@ -13,8 +13,10 @@ struct KioskKitEndToEndTests {
     static let big = "com.example.kiosk.test.big"
 
     /// A client on a fresh cache root with fast retries.
-    func makeClient(_ server: TestServer, root: URL? = nil,
-                    writer: FileWriterFactory = .posix) async throws -> KioskClient {
+    func makeClient(
+        _ server: TestServer, root: URL? = nil,
+        writer: FileWriterFactory = .posix
+    ) async throws -> KioskClient {
         var configuration = KioskClient.Configuration()
         configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
         configuration.fileWriterFactory = writer
@@ -24,7 +26,8 @@ struct KioskKitEndToEndTests {
 
     /// Publishes a multi-file product of `files` × `mebibytes` MiB.
     func publishBig(_ server: TestServer, version: String = "1.0", files: Int = 3, mebibytes: Int = 8) async throws
-        -> (hashes: [String: String], data: [String: Data]) {
+        -> (hashes: [String: String], data: [String: Data])
+    {
         var data: [String: Data] = [:]
         for index in 0..<files { data["Contents/part-\(index).bin"] = Support.randomData(mebibytes << 20) }
         let hashes = try await Support.publish(Self.big, version: version, files: data, on: server)
@@ -49,8 +52,10 @@ struct KioskKitEndToEndTests {
             #expect(content.version == "1.2")
             #expect(content.files.count == 10)
             for file in content.files {
-                let original = server.contentDirectory.appendingPathComponent(Sample.levels).appendingPathComponent(file.path)
-                #expect(try Support.sha256(of: content.url(for: file.path)) == Support.sha256(of: original), "\(file.path)")
+                let original = server.contentDirectory.appendingPathComponent(Sample.levels).appendingPathComponent(
+                    file.path)
+                #expect(
+                    try Support.sha256(of: content.url(for: file.path)) == Support.sha256(of: original), "\(file.path)")
                 #expect(file.sha256 == (try Support.sha256(of: original)))
             }
             #expect(content.directory.path.hasPrefix(client.cacheRoot.path + "/Content/\(Sample.levels)/1.2"))
@@ -78,7 +83,10 @@ struct KioskKitEndToEndTests {
         try await TestServer.with { server in
             let client = try await makeClient(server)
             let all = try await client.products()
-            #expect(Set(all.products.map(\.id)).isSuperset(of: [Sample.magazine, Sample.book, Sample.levels, Sample.subscription]))
+            #expect(
+                Set(all.products.map(\.id)).isSuperset(of: [
+                    Sample.magazine, Sample.book, Sample.levels, Sample.subscription,
+                ]))
             let some = try await client.products(ids: [Sample.book, "com.example.unknown"])
             #expect(some.products.map(\.id) == [Sample.book])
             #expect(some.invalidProductIDs == ["com.example.unknown"])
@@ -146,14 +154,8 @@ struct KioskKitEndToEndTests {
             }
             await first.close()  // as if the app were killed: the journal still says "active"
 
-            // What is on disk now is kept; the new client fetches only the rest.
-            let layout = CacheLayout(root: root)
-            var onDisk: Int64 = 0
-            for index in 0..<3 {
-                let path = "Contents/part-\(index).bin"
-                onDisk += Support.fileSize(layout.partFile(productID: Self.big, path: path))
-                onDisk += Support.fileSize(layout.stagedFile(productID: Self.big, path: path))
-            }
+            // What is on disk now is kept (verified files and chunks): the new client fetches only the rest.
+            let onDisk = Support.keptBytes(root: root, productID: Self.big).values.reduce(0, +)
             #expect(onDisk > total / 4)
             let sentBefore = try await Support.settledBytesSent(server)
 
@@ -162,7 +164,8 @@ struct KioskKitEndToEndTests {
             let content = try await second.waitUntilInstalled(productID: Self.big)
             try Support.expectInstalled(content, hashes: hashes)
             let sentForResume = server.contentBytesSent - sentBefore
-            #expect(sentForResume == total - onDisk, "resumed with \(sentForResume) bytes, \(total - onDisk) were missing")
+            #expect(
+                sentForResume == total - onDisk, "resumed with \(sentForResume) bytes, \(total - onDisk) were missing")
             await second.close()
         }
     }
@@ -199,10 +202,6 @@ struct KioskKitEndToEndTests {
             }
             disk.free()
             #expect(await client.download(for: Self.big)?.version == "1.0")
-            let part0 = Support.partFile(client, Self.big, "Contents/part-0.bin")
-            let keptOfPart0 =
-                FileManager.default.fileExists(atPath: part0.path)
-                ? Support.fileSize(part0) : Support.fileSize(part0.deletingPathExtension())
 
             // Version 2.0: part-0 unchanged, part-1 and part-2 replaced.
             var changed = data
@@ -210,6 +209,8 @@ struct KioskKitEndToEndTests {
             changed["Contents/part-2.bin"] = Support.randomData(4 << 20)
             let newHashes = try await Support.publish(Self.big, version: "2.0", files: changed, on: server)
             let sentBefore = try await Support.settledBytesSent(server)
+            // Verified chunks of part-0 (or all of it): journaled within the group commit's delay, long past now.
+            let keptOfPart0 = Support.keptBytes(root: client.cacheRoot, productID: Self.big)["Contents/part-0.bin"] ?? 0
             try await client.resume(Self.big)
             let content = try await client.waitUntilInstalled(productID: Self.big)
             #expect(content.version == "2.0")
@@ -224,9 +225,11 @@ struct KioskKitEndToEndTests {
         try await TestServer.with { server in
             let (hashes, _) = try await publishBig(server, files: 1, mebibytes: 12)
             let purchase = try await server.buy(Self.big)
-            // Stop the download at exactly 5 MiB (a full disk), damage the part file, then let it go on.
+            // Stop the download at exactly 5 MiB (a full disk), damage the part file, then let it go on. The file is
+            // fetched whole (a writer that only appends, as with a server that sends no chunks): its part is hashed
+            // again on resume. Chunks journaled as verified are not (README, "Chunks").
             let disk = SimulatedDisk(capacity: 5 << 20)
-            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
+            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk, appendOnly: true))
             try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
             try await Support.eventually("the pause at 5 MiB") {
                 await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
@@ -277,8 +280,10 @@ struct KioskKitEndToEndTests {
         try await TestServer.with { server in
             let (hashes, _) = try await publishBig(server, files: 2, mebibytes: 6)
             let purchase = try await server.buy(Self.big)
+            // Files fetched whole (a writer that only appends): every byte written before ENOSPC is kept. (Fetched by
+            // chunks, the chunks verified are kept; see ChunkedDownloadEndToEndTests.)
             let disk = SimulatedDisk(capacity: 5 << 20)
-            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
+            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk, appendOnly: true))
             try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
             try await Support.eventually("the insufficient-storage pause") {
                 await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
@@ -302,8 +307,9 @@ struct KioskKitEndToEndTests {
             let purchase = try await server.buy(Sample.magazine)
             var configuration = KioskClient.Configuration()
             configuration.availableSpace = { _ in 1000 }
-            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(),
-                                               configuration: configuration)
+            let client = try await KioskClient(
+                serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(),
+                configuration: configuration)
             try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
             try await Support.eventually("the insufficient-storage pause") {
                 await client.download(for: Sample.magazine)?.state == .paused(.insufficientStorage)
@@ -341,7 +347,8 @@ struct KioskKitEndToEndTests {
             let latest = try await server.buy(Sample.book, user: "restorer")  // lists all three purchases
             let client = try await makeClient(server)
             let entitlements = try await client.verifyReceipt(latest.receiptData)
-            #expect(Set(entitlements.entitlements.map(\.productID)) == [Sample.magazine, Sample.book, Sample.subscription])
+            #expect(
+                Set(entitlements.entitlements.map(\.productID)) == [Sample.magazine, Sample.book, Sample.subscription])
             let result = try await client.restore(receipt: latest.receiptData)
             #expect(Set(result.enqueued.keys) == [Sample.magazine, Sample.book])  // the subscription has no files
             _ = try await client.waitUntilInstalled(productID: Sample.magazine)
@@ -378,7 +385,9 @@ struct KioskKitEndToEndTests {
             // A refunded purchase is refused the same way.
             try await server.refund(purchase.transactionID)
             try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
-            await #expect(throws: KioskKit.KioskError.self) { try await client.waitUntilInstalled(productID: Sample.magazine) }
+            await #expect(throws: KioskKit.KioskError.self) {
+                try await client.waitUntilInstalled(productID: Sample.magazine)
+            }
             #expect(await client.download(for: Sample.magazine)?.error?.apiCode == .notEntitled)
             await client.close()
         }

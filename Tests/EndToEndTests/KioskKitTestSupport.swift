@@ -140,11 +140,27 @@ final class TestWriter: PositionalPartFileWriter {
 
     func close() { inner.close() }
 
-    static func factory(delay: TimeInterval = 0, disk: SimulatedDisk? = nil) -> FileWriterFactory {
+    /// Writers that are slow by `delay` a block and fill `disk`; `appendOnly` hides their writes at offsets, so that
+    /// files are fetched whole, in order, even from a server that sends chunks.
+    static func factory(delay: TimeInterval = 0, disk: SimulatedDisk? = nil, appendOnly: Bool = false)
+        -> FileWriterFactory
+    {
         FileWriterFactory { url, offset throws(KioskKit.KioskError) in
-            try TestWriter(url: url, offset: offset, delay: delay, disk: disk)
+            let writer = try TestWriter(url: url, offset: offset, delay: delay, disk: disk)
+            return appendOnly ? AppendingWriter(writer) : writer
         }
     }
+}
+
+/// A writer that only appends (what an app's own ``PartFileWriter`` may be).
+final class AppendingWriter: PartFileWriter {
+    let inner: TestWriter
+
+    init(_ inner: TestWriter) { self.inner = inner }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) { try inner.write(bytes) }
+    func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
+    func close() { inner.close() }
 }
 
 /// A disk that fills up after `capacity` bytes until `free()` is called.

@@ -1,13 +1,13 @@
 import ArgumentParser
 import Foundation
-import Synchronization
 import KioskCore
 import KioskKit
+import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `kiosk get`: downloads a purchased product into the cache with KioskKit.
@@ -17,9 +17,11 @@ struct GetCommand: AsyncParsableCommand {
         abstract: "Download a purchased product and print where its content was installed.",
         discussion: """
             Asks the server for a grant with the receipt (or StoreKit 2 signed transaction), downloads every file of the product's current version \
-            with resumable range requests, verifies each file's SHA-256 and installs the version under \
+            with resumable range requests, verifies each file's SHA-256 (or, for a file the server cut into chunks, \
+            each chunk's as it arrives, several chunks at once) and installs the version under \
             <cache>/Content/<product_id>/<version>/. Progress is a live bar on a terminal and plain lines \
-            otherwise (on standard error); the installed path is printed on standard output.
+            otherwise (on standard error), counting a chunk's bytes once it is verified; the installed path is \
+            printed on standard output.
 
             Ctrl-C pauses the download and saves its state in the cache's journal; running the same command \
             again resumes from the bytes already on disk.
@@ -46,8 +48,10 @@ struct GetCommand: AsyncParsableCommand {
     @Argument(help: "The product to download, e.g. com.example.kiosk.magazine.2026-11.")
     var productID: String
 
-    @Option(help: ArgumentHelp("A file holding the base64 receipt or a signed transaction (JWS), or - for standard input.",
-                               valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A file holding the base64 receipt or a signed transaction (JWS), or - for standard input.",
+            valueName: "file"))
     var receipt: String
 
     @Option(help: "The Kiosk server.")
@@ -56,12 +60,24 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cache root (default: $XDG_CACHE_HOME/kiosk or ~/.cache/kiosk).", valueName: "dir"))
     var cache: String?
 
-    @Option(help: ArgumentHelp("The most connections to the server at once: a product of many small files is fetched this many files at a time.",
-                               valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "The most connections to the server at once: a product of many small files is fetched this many files at a time.",
+            valueName: "n"))
     var connections: Int = 8
 
-    @Flag(name: .customLong("allow-insecure-http"),
-          help: "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted).")
+    @Option(
+        name: .customLong("connections-per-file"),
+        help: ArgumentHelp(
+            "The most range requests of one file at once, for a file the server cut into chunks (within --connections).",
+            valueName: "n"))
+    var connectionsPerFile: Int = 4
+
+    @Flag(
+        name: .customLong("allow-insecure-http"),
+        help:
+            "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted)."
+    )
     var allowInsecureHTTP = false
 
     func run() async throws {
@@ -71,11 +87,15 @@ struct GetCommand: AsyncParsableCommand {
         guard (1...64).contains(connections) else {
             throw ValidationError("--connections must be between 1 and 64 (got \(connections)).")
         }
+        guard (1...64).contains(connectionsPerFile) else {
+            throw ValidationError("--connections-per-file must be between 1 and 64 (got \(connectionsPerFile)).")
+        }
         let proof = try readProof()
         let root = cache.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? CacheLayout.defaultRoot
         var configuration = KioskClient.Configuration()
         configuration.allowsInsecureHTTP = allowInsecureHTTP
         configuration.maximumConnections = connections
+        configuration.maxConnectionsPerFile = connectionsPerFile
         let client = try await KioskClient(serverURL: serverURL, cacheRoot: root, configuration: configuration)
         let renderer = ProgressRenderer(isTerminal: isatty(STDERR_FILENO) == 1)
         let product = productID
@@ -155,21 +175,27 @@ struct GetCommand: AsyncParsableCommand {
         var text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         // Accept the JSON the sandbox store answers, too.
         if text.hasPrefix("{"), let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-           let value = object["receipt-data"] as? String {
+            let value = object["receipt-data"] as? String
+        {
             text = value
         }
         guard !text.isEmpty else { throw ValidationError("The receipt is empty.") }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        let isJWS = parts.count == 3 && parts.allSatisfy { part in
-            !part.isEmpty && part.unicodeScalars.allSatisfy {
-                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
+        let isJWS =
+            parts.count == 3
+            && parts.allSatisfy { part in
+                !part.isEmpty
+                    && part.unicodeScalars.allSatisfy {
+                        $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
+                    }
             }
-        }
         return isJWS ? .signedTransaction(text) : .receipt(text)
     }
 
     /// Follows the product's events until it is installed, fails or stops; returns the exit code.
-    private func follow(_ events: AsyncStream<KioskEvent>, client: KioskClient, renderer: ProgressRenderer) async -> Int32 {
+    private func follow(_ events: AsyncStream<KioskEvent>, client: KioskClient, renderer: ProgressRenderer) async
+        -> Int32
+    {
         if let snapshot = await client.download(for: productID) { renderer.render(snapshot) }
         for await event in events {
             switch event {
@@ -181,14 +207,17 @@ struct GetCommand: AsyncParsableCommand {
                     return report(error, renderer: renderer)
                 case .paused(.insufficientStorage):
                     renderer.finishLine()
-                    FileHandle.standardError.write(Data(
-                        "kiosk: not enough free space; the download is paused with its bytes kept. Free some space and run again.\n".utf8))
+                    FileHandle.standardError.write(
+                        Data(
+                            "kiosk: not enough free space; the download is paused with its bytes kept. Free some space and run again.\n"
+                                .utf8))
                     return 1
                 case .cancelled:
                     renderer.finishLine()
                     return 1
                 case .waitingToRetry(let until, let attempt):
-                    renderer.note(String(format: "retrying in %.0f s (attempt %d)", max(0, until.timeIntervalSinceNow), attempt))
+                    renderer.note(
+                        String(format: "retrying in %.0f s (attempt %d)", max(0, until.timeIntervalSinceNow), attempt))
                 default:
                     renderer.render(snapshot)
                 }
@@ -254,8 +283,10 @@ final class ProgressRenderer: Sendable {
     }
 
     static func describe(_ progress: DownloadProgress, state: DownloadState) -> String {
-        var parts = [String(format: "%3.0f%%", progress.fraction * 100),
-                     "\(bytes(progress.bytesWritten)) / \(bytes(progress.bytesExpected))"]
+        var parts = [
+            String(format: "%3.0f%%", progress.fraction * 100),
+            "\(bytes(progress.bytesWritten)) / \(bytes(progress.bytesExpected))",
+        ]
         if progress.bytesPerSecond > 0 { parts.append("\(bytes(Int64(progress.bytesPerSecond)))/s") }
         if let left = progress.timeRemaining {
             parts.append("\(duration(left)) left")
