@@ -13,10 +13,8 @@ public struct DownloadProgress: Sendable, Hashable, Codable {
     public var timeRemaining: Duration?
 
     /// Creates a progress value.
-    public init(
-        bytesWritten: Int64 = 0, bytesExpected: Int64 = 0, bytesPerSecond: Double = 0,
-        timeRemaining: Duration? = nil
-    ) {
+    public init(bytesWritten: Int64 = 0, bytesExpected: Int64 = 0, bytesPerSecond: Double = 0,
+                timeRemaining: Duration? = nil) {
         self.bytesWritten = bytesWritten
         self.bytesExpected = bytesExpected
         self.bytesPerSecond = bytesPerSecond

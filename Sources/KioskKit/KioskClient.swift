@@ -71,8 +71,7 @@ public actor KioskClient {
         public var alreadyInstalled: [String]
 
         /// A result from its parts (for previews and tests; ``restore(proof:)`` makes the real ones).
-        public init(entitlements: [Entitlement], enqueued: [String: DownloadID] = [:], alreadyInstalled: [String] = [])
-        {
+        public init(entitlements: [Entitlement], enqueued: [String: DownloadID] = [:], alreadyInstalled: [String] = []) {
             self.entitlements = entitlements
             self.enqueued = enqueued
             self.alreadyInstalled = alreadyInstalled

@@ -98,9 +98,7 @@ struct HostileServerTests {
     /// bounded memory.
     @Test(arguments: ["gzip bomb", "endless body"])
     func anUnboundedGrantAnswerFailsAtTheLimitInBoundedMemory(_ kind: String) async throws {
-        let server = try HostileHTTPServer { _ in
-            kind == "gzip bomb" ? .gzipBomb(decodedBytes: 1 << 30) : .endlessChunked
-        }
+        let server = try HostileHTTPServer { _ in kind == "gzip bomb" ? .gzipBomb(decodedBytes: 1 << 30) : .endlessChunked }
         defer { server.stop() }
         let cache = Self.scratch()
         defer { try? FileManager.default.removeItem(at: cache) }

@@ -13,10 +13,8 @@ struct KioskKitEndToEndTests {
     static let big = "com.example.kiosk.test.big"
 
     /// A client on a fresh cache root with fast retries.
-    func makeClient(
-        _ server: TestServer, root: URL? = nil,
-        writer: FileWriterFactory = .posix
-    ) async throws -> KioskClient {
+    func makeClient(_ server: TestServer, root: URL? = nil,
+                    writer: FileWriterFactory = .posix) async throws -> KioskClient {
         var configuration = KioskClient.Configuration()
         configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
         configuration.fileWriterFactory = writer
@@ -26,8 +24,7 @@ struct KioskKitEndToEndTests {
 
     /// Publishes a multi-file product of `files` × `mebibytes` MiB.
     func publishBig(_ server: TestServer, version: String = "1.0", files: Int = 3, mebibytes: Int = 8) async throws
-        -> (hashes: [String: String], data: [String: Data])
-    {
+        -> (hashes: [String: String], data: [String: Data]) {
         var data: [String: Data] = [:]
         for index in 0..<files { data["Contents/part-\(index).bin"] = Support.randomData(mebibytes << 20) }
         let hashes = try await Support.publish(Self.big, version: version, files: data, on: server)
@@ -52,10 +49,8 @@ struct KioskKitEndToEndTests {
             #expect(content.version == "1.2")
             #expect(content.files.count == 10)
             for file in content.files {
-                let original = server.contentDirectory.appendingPathComponent(Sample.levels).appendingPathComponent(
-                    file.path)
-                #expect(
-                    try Support.sha256(of: content.url(for: file.path)) == Support.sha256(of: original), "\(file.path)")
+                let original = server.contentDirectory.appendingPathComponent(Sample.levels).appendingPathComponent(file.path)
+                #expect(try Support.sha256(of: content.url(for: file.path)) == Support.sha256(of: original), "\(file.path)")
                 #expect(file.sha256 == (try Support.sha256(of: original)))
             }
             #expect(content.directory.path.hasPrefix(client.cacheRoot.path + "/Content/\(Sample.levels)/1.2"))
@@ -83,10 +78,7 @@ struct KioskKitEndToEndTests {
         try await TestServer.with { server in
             let client = try await makeClient(server)
             let all = try await client.products()
-            #expect(
-                Set(all.products.map(\.id)).isSuperset(of: [
-                    Sample.magazine, Sample.book, Sample.levels, Sample.subscription,
-                ]))
+            #expect(Set(all.products.map(\.id)).isSuperset(of: [Sample.magazine, Sample.book, Sample.levels, Sample.subscription]))
             let some = try await client.products(ids: [Sample.book, "com.example.unknown"])
             #expect(some.products.map(\.id) == [Sample.book])
             #expect(some.invalidProductIDs == ["com.example.unknown"])
@@ -164,8 +156,7 @@ struct KioskKitEndToEndTests {
             let content = try await second.waitUntilInstalled(productID: Self.big)
             try Support.expectInstalled(content, hashes: hashes)
             let sentForResume = server.contentBytesSent - sentBefore
-            #expect(
-                sentForResume == total - onDisk, "resumed with \(sentForResume) bytes, \(total - onDisk) were missing")
+            #expect(sentForResume == total - onDisk, "resumed with \(sentForResume) bytes, \(total - onDisk) were missing")
             await second.close()
         }
     }
@@ -307,9 +298,8 @@ struct KioskKitEndToEndTests {
             let purchase = try await server.buy(Sample.magazine)
             var configuration = KioskClient.Configuration()
             configuration.availableSpace = { _ in 1000 }
-            let client = try await KioskClient(
-                serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(),
-                configuration: configuration)
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(),
+                                               configuration: configuration)
             try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
             try await Support.eventually("the insufficient-storage pause") {
                 await client.download(for: Sample.magazine)?.state == .paused(.insufficientStorage)
@@ -347,8 +337,7 @@ struct KioskKitEndToEndTests {
             let latest = try await server.buy(Sample.book, user: "restorer")  // lists all three purchases
             let client = try await makeClient(server)
             let entitlements = try await client.verifyReceipt(latest.receiptData)
-            #expect(
-                Set(entitlements.entitlements.map(\.productID)) == [Sample.magazine, Sample.book, Sample.subscription])
+            #expect(Set(entitlements.entitlements.map(\.productID)) == [Sample.magazine, Sample.book, Sample.subscription])
             let result = try await client.restore(receipt: latest.receiptData)
             #expect(Set(result.enqueued.keys) == [Sample.magazine, Sample.book])  // the subscription has no files
             _ = try await client.waitUntilInstalled(productID: Sample.magazine)
@@ -385,9 +374,7 @@ struct KioskKitEndToEndTests {
             // A refunded purchase is refused the same way.
             try await server.refund(purchase.transactionID)
             try await client.enqueue(productID: Sample.magazine, receipt: purchase.receiptData)
-            await #expect(throws: KioskKit.KioskError.self) {
-                try await client.waitUntilInstalled(productID: Sample.magazine)
-            }
+            await #expect(throws: KioskKit.KioskError.self) { try await client.waitUntilInstalled(productID: Sample.magazine) }
             #expect(await client.download(for: Sample.magazine)?.error?.apiCode == .notEntitled)
             await client.close()
         }

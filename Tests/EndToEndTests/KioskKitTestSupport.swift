@@ -12,10 +12,8 @@ enum KioskKitTestSupport {
     }
 
     /// Polls `condition` every 20 ms until it holds.
-    static func eventually(
-        _ what: String, timeout: Double = 60,
-        _ condition: () async throws -> Bool
-    ) async throws {
+    static func eventually(_ what: String, timeout: Double = 60,
+                           _ condition: () async throws -> Bool) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if try await condition() { return }
@@ -59,8 +57,7 @@ enum KioskKitTestSupport {
     /// Returns the SHA-256 of each file by path (`Contents/...`).
     @discardableResult
     static func publish(_ productID: String, version: String, files: [String: Data], on server: TestServer) async throws
-        -> [String: String]
-    {
+        -> [String: String] {
         let folder = server.contentDirectory.appendingPathComponent(productID, isDirectory: true)
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("Contents"))
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -74,8 +71,7 @@ enum KioskKitTestSupport {
         var hashes: [String: String] = [:]
         for (path, data) in files {
             let url = folder.appendingPathComponent(path)
-            try FileManager.default.createDirectory(
-                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try data.write(to: url)
             hashes[path] = sha256(data)
         }
@@ -84,10 +80,8 @@ enum KioskKitTestSupport {
     }
 
     /// Checks that installed content matches the expected hashes.
-    static func expectInstalled(
-        _ content: InstalledContent, hashes: [String: String],
-        sourceLocation: SourceLocation = #_sourceLocation
-    ) throws {
+    static func expectInstalled(_ content: InstalledContent, hashes: [String: String],
+                                sourceLocation: SourceLocation = #_sourceLocation) throws {
         #expect(Set(content.files.map(\.path)) == Set(hashes.keys), sourceLocation: sourceLocation)
         for (path, hash) in hashes {
             #expect(try sha256(of: content.url(for: path)) == hash, "\(path)", sourceLocation: sourceLocation)
@@ -142,9 +136,7 @@ final class TestWriter: PositionalPartFileWriter {
 
     /// Writers that are slow by `delay` a block and fill `disk`; `appendOnly` hides their writes at offsets, so that
     /// files are fetched whole, in order, even from a server that sends chunks.
-    static func factory(delay: TimeInterval = 0, disk: SimulatedDisk? = nil, appendOnly: Bool = false)
-        -> FileWriterFactory
-    {
+    static func factory(delay: TimeInterval = 0, disk: SimulatedDisk? = nil, appendOnly: Bool = false) -> FileWriterFactory {
         FileWriterFactory { url, offset throws(KioskKit.KioskError) in
             let writer = try TestWriter(url: url, offset: offset, delay: delay, disk: disk)
             return appendOnly ? AppendingWriter(writer) : writer

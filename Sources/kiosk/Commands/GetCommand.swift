@@ -1,13 +1,13 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 import KioskCore
 import KioskKit
-import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// `kiosk get`: downloads a purchased product into the cache with KioskKit.
@@ -48,10 +48,8 @@ struct GetCommand: AsyncParsableCommand {
     @Argument(help: "The product to download, e.g. com.example.kiosk.magazine.2026-11.")
     var productID: String
 
-    @Option(
-        help: ArgumentHelp(
-            "A file holding the base64 receipt or a signed transaction (JWS), or - for standard input.",
-            valueName: "file"))
+    @Option(help: ArgumentHelp("A file holding the base64 receipt or a signed transaction (JWS), or - for standard input.",
+                               valueName: "file"))
     var receipt: String
 
     @Option(help: "The Kiosk server.")
@@ -60,24 +58,17 @@ struct GetCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The cache root (default: $XDG_CACHE_HOME/kiosk or ~/.cache/kiosk).", valueName: "dir"))
     var cache: String?
 
-    @Option(
-        help: ArgumentHelp(
-            "The most connections to the server at once: a product of many small files is fetched this many files at a time.",
-            valueName: "n"))
+    @Option(help: ArgumentHelp("The most connections to the server at once: a product of many small files is fetched this many files at a time.",
+                               valueName: "n"))
     var connections: Int = 8
 
-    @Option(
-        name: .customLong("connections-per-file"),
-        help: ArgumentHelp(
-            "The most range requests of one file at once, for a file the server cut into chunks (within --connections).",
-            valueName: "n"))
+    @Option(name: .customLong("connections-per-file"),
+            help: ArgumentHelp("The most range requests of one file at once, for a file the server cut into chunks (within --connections).",
+                               valueName: "n"))
     var connectionsPerFile: Int = 4
 
-    @Flag(
-        name: .customLong("allow-insecure-http"),
-        help:
-            "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted)."
-    )
+    @Flag(name: .customLong("allow-insecure-http"),
+          help: "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted).")
     var allowInsecureHTTP = false
 
     func run() async throws {
@@ -175,27 +166,21 @@ struct GetCommand: AsyncParsableCommand {
         var text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         // Accept the JSON the sandbox store answers, too.
         if text.hasPrefix("{"), let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
-            let value = object["receipt-data"] as? String
-        {
+           let value = object["receipt-data"] as? String {
             text = value
         }
         guard !text.isEmpty else { throw ValidationError("The receipt is empty.") }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        let isJWS =
-            parts.count == 3
-            && parts.allSatisfy { part in
-                !part.isEmpty
-                    && part.unicodeScalars.allSatisfy {
-                        $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
-                    }
+        let isJWS = parts.count == 3 && parts.allSatisfy { part in
+            !part.isEmpty && part.unicodeScalars.allSatisfy {
+                $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_")
             }
+        }
         return isJWS ? .signedTransaction(text) : .receipt(text)
     }
 
     /// Follows the product's events until it is installed, fails or stops; returns the exit code.
-    private func follow(_ events: AsyncStream<KioskEvent>, client: KioskClient, renderer: ProgressRenderer) async
-        -> Int32
-    {
+    private func follow(_ events: AsyncStream<KioskEvent>, client: KioskClient, renderer: ProgressRenderer) async -> Int32 {
         if let snapshot = await client.download(for: productID) { renderer.render(snapshot) }
         for await event in events {
             switch event {
@@ -207,17 +192,14 @@ struct GetCommand: AsyncParsableCommand {
                     return report(error, renderer: renderer)
                 case .paused(.insufficientStorage):
                     renderer.finishLine()
-                    FileHandle.standardError.write(
-                        Data(
-                            "kiosk: not enough free space; the download is paused with its bytes kept. Free some space and run again.\n"
-                                .utf8))
+                    FileHandle.standardError.write(Data(
+                        "kiosk: not enough free space; the download is paused with its bytes kept. Free some space and run again.\n".utf8))
                     return 1
                 case .cancelled:
                     renderer.finishLine()
                     return 1
                 case .waitingToRetry(let until, let attempt):
-                    renderer.note(
-                        String(format: "retrying in %.0f s (attempt %d)", max(0, until.timeIntervalSinceNow), attempt))
+                    renderer.note(String(format: "retrying in %.0f s (attempt %d)", max(0, until.timeIntervalSinceNow), attempt))
                 default:
                     renderer.render(snapshot)
                 }
@@ -283,10 +265,8 @@ final class ProgressRenderer: Sendable {
     }
 
     static func describe(_ progress: DownloadProgress, state: DownloadState) -> String {
-        var parts = [
-            String(format: "%3.0f%%", progress.fraction * 100),
-            "\(bytes(progress.bytesWritten)) / \(bytes(progress.bytesExpected))",
-        ]
+        var parts = [String(format: "%3.0f%%", progress.fraction * 100),
+                     "\(bytes(progress.bytesWritten)) / \(bytes(progress.bytesExpected))"]
         if progress.bytesPerSecond > 0 { parts.append("\(bytes(Int64(progress.bytesPerSecond)))/s") }
         if let left = progress.timeRemaining {
             parts.append("\(duration(left)) left")
