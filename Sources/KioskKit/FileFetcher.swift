@@ -349,6 +349,9 @@ final class TransferHandler: @unchecked Sendable {
     }
 
     static let blockSize = 1 << 20
+    /// The block size of a chunk's transfer: several chunks of one file are in flight at once, each with blocks of
+    /// its own, so that memory stays about what one whole-file transfer takes.
+    static let rangeBlockSize = 256 << 10
     /// The smallest block written and hashed on two threads at once.
     static let parallelBlockMinimum = 64 << 10
     static let blockCount = 4
@@ -404,7 +407,8 @@ final class TransferHandler: @unchecked Sendable {
         self.received = request.offset
         self.written = request.offset
         self.writer = writer
-        let size = Int(min(Int64(Self.blockSize), max(4096, request.rangeEnd - request.offset)))
+        let blockSize = request.end == nil ? Self.blockSize : Self.rangeBlockSize
+        let size = Int(min(Int64(blockSize), max(4096, request.rangeEnd - request.offset)))
         let blocks = (0..<Self.blockCount).map { _ in
             UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
         }
