@@ -77,6 +77,8 @@ struct DownloadEngine: Sendable {
     let availableSpace: @Sendable (URL) -> Int64?
     /// The most chunk requests of one file in flight at once (each also holds a permit of ``budget``).
     var connectionsPerFile = 4
+    /// The transfer blocks of chunk requests, reused from chunk to chunk (see ``TransferBlocks``).
+    let rangeBlocks = BlockPool()
 
     /// Downloads and installs `work.productID`. Returns the installed content.
     func run(_ initial: DownloadWork, hooks: EngineHooks) async throws -> InstalledContent {
@@ -367,6 +369,7 @@ struct DownloadEngine: Sendable {
         let verified = Locked((indexes: [Int](), bytes: Int64(0)))
         let fetcher = self.fetcher
         let budget = self.budget
+        let rangeBlocks = self.rangeBlocks
         let productID = job.productID
         let receivedAt = job.grantReceivedAt
         var failure: (any Error)?
@@ -388,7 +391,10 @@ struct DownloadEngine: Sendable {
                                     url: url, token: grant.token, offset: chunk.offset, expectedLength: file.length,
                                     entityTag: nil, partURL: part, end: chunk.offset + chunk.length)
                                 let digest = try await budget.withPermit {
-                                    try await fetcher.fetchRange(request, into: writer)
+                                    // At most one block set per permit: memory does not grow with the lanes waiting.
+                                    let blocks = rangeBlocks.take()
+                                    defer { rangeBlocks.give(blocks) }
+                                    return try await fetcher.fetchRange(request, into: writer, blocks: blocks)
                                 }
                                 if digest == chunk.sha256.lowercased() { break }
                                 mismatches += 1
@@ -533,6 +539,20 @@ struct FileJob: Sendable {
     var verifiedChunks: Set<Int> = []
     /// Their bytes (already counted in the download's verified bytes).
     var verifiedChunkBytes: Int64 = 0
+}
+
+/// Transfer blocks given back by chunk requests that ended, for the next ones: as many sets as requests ran at
+/// once, never more than the connection budget.
+final class BlockPool: Sendable {
+    private let free = Locked<[TransferBlocks]>([])
+
+    /// A set of blocks of ``TransferHandler/rangeBlockSize``: one given back, or a new one.
+    func take() -> TransferBlocks {
+        free.withLock { $0.popLast() } ?? TransferBlocks(size: TransferHandler.rangeBlockSize)
+    }
+
+    /// Gives a set back once its transfer is over.
+    func give(_ blocks: TransferBlocks) { free.withLock { $0.append(blocks) } }
 }
 
 /// Which chunks of a file to fetch, and over how many connections.

@@ -195,16 +195,19 @@ final class FileFetcher: Sendable {
 
     /// Fetches the range `request.offset ..< request.rangeEnd` of a file fetched by chunks into `file` at the same
     /// offsets (in requests of at most ``segmentSize``, so that memory stays bounded), and returns the range's
-    /// lowercase hex SHA-256. The bytes are written whether or not they match: the caller compares the hash. A
+    /// lowercase hex SHA-256, through `blocks` (``TransferHandler/rangeBlockSize`` each; not used by another
+    /// transfer meanwhile). The bytes are written whether or not they match: the caller compares the hash. A
     /// request whose connection breaks after bringing some bytes goes on from the next byte; one that brought none
     /// throws.
     ///
     /// - Throws: as ``fetch(_:hasher:entityTagSeen:progress:)``; ``KioskError/invalidResponse(_:)`` when the
     ///   server answers a range with the whole file.
-    func fetchRange(_ request: FetchRequest, into file: any PositionalPartFileWriter) async throws -> String {
+    func fetchRange(
+        _ request: FetchRequest, into file: any PositionalPartFileWriter, blocks: TransferBlocks
+    ) async throws -> String {
         let handler = TransferHandler(
             request: request, hasher: SHA256(), writer: OffsetWriter(file, at: request.offset),
-            writerFactory: writerFactory, progress: { _ in })
+            writerFactory: writerFactory, blocks: blocks, progress: { _ in })
         do {
             for range in Self.segments(from: request.offset, to: request.rangeEnd) {
                 var first = range.lowerBound
@@ -350,7 +353,8 @@ final class TransferHandler: @unchecked Sendable {
 
     static let blockSize = 1 << 20
     /// The block size of a chunk's transfer: several chunks of one file are in flight at once, each with blocks of
-    /// its own, so that memory stays about what one whole-file transfer takes.
+    /// its own (``TransferBlocks``, reused from chunk to chunk), so that memory stays about what one whole-file
+    /// transfer takes.
     static let rangeBlockSize = 256 << 10
     /// The smallest block written and hashed on two threads at once.
     static let parallelBlockMinimum = 64 << 10
@@ -381,7 +385,7 @@ final class TransferHandler: @unchecked Sendable {
     private var written: Int64
 
     // Shared.
-    private let blocks: [UnsafeMutableRawBufferPointer]
+    private let blocks: TransferBlocks
     private let freeBlocks: Locked<[UnsafeMutableRawBufferPointer]>
     private let available = DispatchSemaphore(value: TransferHandler.blockCount)
     private let ioFailure = Locked<KioskError?>(nil)
@@ -395,10 +399,11 @@ final class TransferHandler: @unchecked Sendable {
             writerFactory: writerFactory, progress: progress)
     }
 
-    /// A transfer into `writer`, which is at `request.offset` already.
+    /// A transfer into `writer`, which is at `request.offset` already, with `blocks` (reused from an earlier
+    /// transfer that is over) or blocks of its own.
     init(
         request: FetchRequest, hasher: SHA256, writer: any PartFileWriter, writerFactory: FileWriterFactory,
-        progress: @escaping @Sendable (Int64) -> Void
+        blocks: TransferBlocks? = nil, progress: @escaping @Sendable (Int64) -> Void
     ) {
         self.request = request
         self.hasher = hasher
@@ -407,19 +412,14 @@ final class TransferHandler: @unchecked Sendable {
         self.received = request.offset
         self.written = request.offset
         self.writer = writer
-        let blockSize = request.end == nil ? Self.blockSize : Self.rangeBlockSize
-        let size = Int(min(Int64(blockSize), max(4096, request.rangeEnd - request.offset)))
-        let blocks = (0..<Self.blockCount).map { _ in
-            UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
-        }
+        let blocks =
+            blocks
+            ?? TransferBlocks(size: Int(min(Int64(Self.blockSize), max(4096, request.rangeEnd - request.offset))))
         self.blocks = blocks
-        self.freeBlocks = Locked(blocks)
+        self.freeBlocks = Locked(blocks.buffers)
     }
 
-    deinit {
-        writer?.close()
-        for block in blocks { block.deallocate() }
-    }
+    deinit { writer?.close() }
 
     /// Prepares for the request of `first...last` (called before the task starts).
     func begin(first: Int64, last: Int64, continuation: CheckedContinuation<SegmentOutcome, any Error>) {
@@ -648,6 +648,23 @@ final class TransferHandler: @unchecked Sendable {
             continuation.resume(throwing: KioskError.invalidResponse("no usable answer"))
         }
     }
+}
+
+/// The ``TransferHandler/blockCount`` buffers of a transfer. A transfer that is over (its fetch returned or threw)
+/// has given every block back, so the next transfer of the same lane may take them: the chunks of a file reuse their
+/// lane's blocks instead of allocating (and giving back to malloc's per-thread arenas) a megabyte per chunk.
+///
+/// `@unchecked Sendable`: the buffers are used by one transfer at a time (see ``TransferHandler``).
+final class TransferBlocks: @unchecked Sendable {
+    let buffers: [UnsafeMutableRawBufferPointer]
+
+    init(size: Int) {
+        buffers = (0..<TransferHandler.blockCount).map { _ in
+            UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
+        }
+    }
+
+    deinit { for buffer in buffers { buffer.deallocate() } }
 }
 
 /// The two results of processing one block in parallel. `@unchecked Sendable`: each field is written by exactly
