@@ -99,6 +99,7 @@ struct DownloadEngine: Sendable {
             }
             try createDirectory(staging, known: &folders)
             let onDisk = removeStrays(in: staging, grant: grant)
+            try await forgetChunksMissingOnDisk(&work, onDisk: onDisk, hooks: hooks)
 
             // Disk space: the bytes still to fetch must fit (a part file already on disk is counted as missing).
             hooks.progress(work.verifiedBytes, grant.totalLength)
@@ -347,6 +348,27 @@ struct DownloadEngine: Sendable {
             await hooks.checkpoint(changes, nil, nil)
             throw thrown ?? Self.contentChanged
         }
+    }
+
+    /// Forgets the verified chunks of a file whose part file no longer reaches them (deleted or truncated behind
+    /// KioskKit's back): they are fetched again rather than trusted. Nothing is read: a chunk journaled as verified
+    /// was fsynced before its record, so a part long enough holds it. O(files with verified chunks).
+    private func forgetChunksMissingOnDisk(
+        _ work: inout DownloadWork, onDisk: [String: Int64], hooks: EngineHooks
+    ) async throws {
+        guard let grant = work.grant, !work.verifiedChunks.isEmpty else { return }
+        var changes: [DownloadChange] = []
+        for file in grant.files {
+            guard let indexes = work.verifiedChunks[file.path], let chunks = file.chunks else { continue }
+            let end =
+                indexes.map { chunks.indices.contains($0) ? chunks[$0].offset + chunks[$0].length : .max }.max() ?? 0
+            if (onDisk[file.path + ".part"] ?? 0) < end, onDisk[file.path] != file.length {
+                changes.append(.discarded(path: file.path))
+            }
+        }
+        guard !changes.isEmpty else { return }
+        for change in changes { work.record(change) }
+        await hooks.checkpoint(changes, nil, nil)
     }
 
     /// Fetches the chunks of a file not yet verified, up to ``connectionsPerFile`` at once (each holding a permit of

@@ -171,6 +171,31 @@ struct ChunkedDownloadEndToEndTests {
     }
 }
 
+extension ChunkedDownloadEndToEndTests {
+    /// Verified chunks are trusted without being read again, but not when their part file is gone: a part deleted
+    /// between two runs (the OS purging caches) makes its chunks fetched again, never installed as a hole.
+    @Test func aPartFileDeletedBetweenRunsIsFetchedAgain() async throws {
+        try await TestServer.with { server in
+            let (data, _, receipt) = try await publish(server, mebibytes: 8)
+            let root = server.makeScratchDirectory()
+            let first = try await makeClient(server.baseURL, root: root, writer: TestWriter.factory(delay: 0.03))
+            try await first.enqueue(productID: Self.product, receipt: receipt)
+            try await Support.eventually("a chunk verified") {
+                (await first.download(for: Self.product)?.progress.bytesWritten ?? 0) > 0
+            }
+            await first.close()
+            #expect((Support.keptBytes(root: root, productID: Self.product)[Self.path] ?? 0) > 0, "chunks journaled")
+            try FileManager.default.removeItem(
+                at: CacheLayout(root: root).partFile(productID: Self.product, path: Self.path))
+
+            let second = try await makeClient(server.baseURL, root: root)
+            let content = try await second.waitUntilInstalled(productID: Self.product)
+            #expect(try Data(contentsOf: content.url(for: Self.path)) == data)
+            await second.close()
+        }
+    }
+}
+
 /// Part-file writers that count the writes at offsets under way (the chunks of one file written at once) and the
 /// appending writes (a file fetched whole).
 final class PositionalWriters: Sendable {
