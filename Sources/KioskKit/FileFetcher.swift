@@ -80,9 +80,14 @@ final class UnsyncedFile: @unchecked Sendable {
     init(_ writer: any PartFileWriter) { source = .open(writer) }
 
     /// A file that several ranges are still being written to (a file fetched by chunks): each synchronization
-    /// fsyncs it and leaves it open; it is closed when its last holder lets it go. One such value is shared by every
-    /// checkpoint of the file, so that a group commit fsyncs it once.
+    /// fsyncs it and leaves it open; it is closed when this value goes away, that is once the transfer and every
+    /// journal append naming it are done with it. One such value is shared by every checkpoint of the file, so
+    /// that a group commit fsyncs it once.
     init(shared writer: any PositionalPartFileWriter) { source = .shared(writer) }
+
+    deinit {
+        if case .shared(let writer) = source { writer.close() }
+    }
 
     /// A file found complete on disk (written by an earlier session, perhaps never fsynced).
     init(_ url: URL, fileSystem: any KioskFileSystem) { source = .path(url, fileSystem) }

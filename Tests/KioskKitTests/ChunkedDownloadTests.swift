@@ -224,8 +224,8 @@ struct ChunkedDownloadTests {
         #expect(loaded.downloads.first?.verifiedLength == 400)
     }
 
-    /// The chunks of one file share one ``UnsyncedFile``: a group commit fsyncs it once for all of them, and never
-    /// closes it (the other chunks are still being written).
+    /// The chunks of one file share one ``UnsyncedFile``: a group commit fsyncs it once for all of them, and does
+    /// not close it (the other chunks are still being written); it is closed when the last holder lets it go.
     @Test func aSharedPartFileIsSynchronizedOncePerGroupAndStaysOpen() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-chunks-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
@@ -247,6 +247,12 @@ struct ChunkedDownloadTests {
         bytes.copyBytes(from: Data("abc".utf8))
         try writer.write(UnsafeRawBufferPointer(bytes), at: 3)  // still open
         #expect(FileManager.default.contents(atPath: root.appendingPathComponent("a.part").path)?.count == 6)
+        // Closed once nothing holds it any more.
+        _ = consume shared
+        await journal.waitUntilDurable()
+        // The journal's writer lets go of its batch just after the waiters are resumed: allow it a moment.
+        for _ in 0..<200 where writer.closes.withLock({ $0 }) == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(writer.closes.withLock { $0 } == 1)
     }
 }
 
