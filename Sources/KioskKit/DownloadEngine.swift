@@ -514,7 +514,12 @@ struct DownloadEngine: Sendable {
         ContentReconciler.excludeFromBackup(destination)
         return InstalledContent(
             productID: work.productID, version: grant.contentVersion, directory: destination,
-            files: grant.files.map { InstalledFile(path: $0.path, length: $0.length, sha256: $0.sha256.lowercased()) },
+            files: grant.files.map { file in
+                // The grant's own strings, shared, unless a hash needs lowering (a copy per file otherwise).
+                let sha256 =
+                    file.sha256.utf8.contains { (0x41...0x46).contains($0) } ? file.sha256.lowercased() : file.sha256
+                return InstalledFile(path: file.path, length: file.length, sha256: sha256)
+            },
             installedAt: Date())
     }
 

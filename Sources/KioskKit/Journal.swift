@@ -336,18 +336,20 @@ final class Journal: Sendable {
     private func write(_ entries: [JournalEntry]) throws(KioskError) {
         guard !entries.isEmpty else { return }
         for entry in entries { writer.snapshot.apply(entry) }
+        // The snapshot already holds these entries (applied above): a compaction needs no lines.
+        guard writer.log != nil else { return try compact() }
         var lines = Data()
-        let encoder = KioskJSON.makeEncoder()
         do {
             for entry in entries {
-                lines.append(try encoder.encode(entry))
+                lines.append(try JournalEncoder.encode(entry))
                 lines.append(0x0A)
             }
         } catch {
             throw .journal("encoding failed: \(error)")
         }
-        if writer.log == nil || writer.logBytes + lines.count > max(writer.snapshotBytes, Self.minimumCompactionSize) {
-            try compact()  // the snapshot already holds these entries (applied above)
+        if writer.logBytes + lines.count > max(writer.snapshotBytes, Self.minimumCompactionSize) {
+            lines = Data()  // released before the snapshot is encoded
+            try compact()
             return
         }
         guard let log = writer.log else { return }
@@ -375,7 +377,7 @@ final class Journal: Sendable {
         let data: Data
         let header: Data
         do {
-            data = try KioskJSON.makeEncoder().encode(snapshot)
+            data = try JournalEncoder.encode(snapshot)
             header = try KioskJSON.makeEncoder().encode(LogHeader(generation: snapshot.generation ?? 0)) + Data([0x0A])
         } catch {
             throw .journal("encoding failed: \(error)")

@@ -71,7 +71,8 @@ public actor KioskClient {
         public var alreadyInstalled: [String]
 
         /// A result from its parts (for previews and tests; ``restore(proof:)`` makes the real ones).
-        public init(entitlements: [Entitlement], enqueued: [String: DownloadID] = [:], alreadyInstalled: [String] = []) {
+        public init(entitlements: [Entitlement], enqueued: [String: DownloadID] = [:], alreadyInstalled: [String] = [])
+        {
             self.entitlements = entitlements
             self.enqueued = enqueued
             self.alreadyInstalled = alreadyInstalled
@@ -99,18 +100,13 @@ public actor KioskClient {
     private nonisolated let fileSystem: any KioskFileSystem
     private nonisolated let markers: ContentMarkers
     private nonisolated let broadcaster = EventBroadcaster()
-    private let queue: DownloadQueue
 
-    private var records: [DownloadID: DownloadRecord] = [:]
-    private var machines: [DownloadID: DownloadStateMachine] = [:]
-    private var installed: [String: InstalledContent] = [:]
-    private var nextSequence: UInt64 = 0
+    /// Every download and the installed content, and every decision about them. The client carries out the
+    /// coordinator's actions; what it keeps itself are the handles of that work: transfer tasks, retry timers and
+    /// waiting callers.
+    private var coordinator: DownloadCoordinator
     private var transfers: [DownloadID: Task<Void, Never>] = [:]
     private var retryTimers: [DownloadID: Task<Void, Never>] = [:]
-    private var progress: [DownloadID: DownloadProgress] = [:]
-    private var estimators: [DownloadID: SpeedEstimator] = [:]
-    private var lastProgressEvent: [DownloadID: ContinuousClock.Instant] = [:]
-    private var lastProgressSample: [DownloadID: ContinuousClock.Instant] = [:]
     private var installWaiters: [String: [InstallWaiter]] = [:]
     private var nextWaiterID: UInt64 = 0
     private var catalogCache: [String: CachedCatalog] = [:]
@@ -181,7 +177,6 @@ public actor KioskClient {
             api: api, fetcher: fetcher, layout: layout, fileSystem: fileSystem,
             budget: ConnectionBudget(limit: configuration.maximumConnections),
             availableSpace: configuration.availableSpace, connectionsPerFile: configuration.maxConnectionsPerFile)
-        self.queue = DownloadQueue(maximumConcurrent: configuration.maximumConcurrentDownloads)
         self.journal = Journal(layout: layout, fileSystem: fileSystem)
         self.markers = ContentMarkers(layout: layout, fileSystem: fileSystem)
         let (snapshot, recovery) = journal.load()
@@ -192,35 +187,22 @@ public actor KioskClient {
             case .previousCopy: .previousCopy
             case .rebuiltFromDisk: .rebuiltFromDisk
             }
-        nextSequence = snapshot.nextSequence
-        for record in snapshot.downloads {
-            var machine = DownloadStateMachine(
-                state: record.state, attempt: record.attempt,
-                maximumAttempts: configuration.retryPolicy.maximumAttempts)
-            _ = machine.recoverAfterLaunch()
-            var record = record.droppingUnsafeGrant(limits: configuration.grantLimits)
-            record.state = machine.state
-            records[record.id] = record
-            machines[record.id] = machine
-            progress[record.id] = DownloadProgress(
-                bytesWritten: record.verifiedLength, bytesExpected: record.grant?.totalLength ?? 0)
-        }
-        for content in snapshot.installed { installed[content.productID] = content }
+        coordinator = DownloadCoordinator(
+            snapshot: snapshot, queue: DownloadQueue(maximumConcurrent: configuration.maximumConcurrentDownloads),
+            retryPolicy: configuration.retryPolicy, progressInterval: configuration.progressInterval,
+            grantLimits: configuration.grantLimits)
         catalogCache =
             fileSystem.contents(of: layout.catalogCache)
             .flatMap { try? JSONDecoder().decode([String: CachedCatalog].self, from: $0) } ?? [:]
         catalogMirror = CatalogMirror.load(from: layout.catalogMirror, fileSystem: fileSystem)
         reconcileInstalled()
         removeOrphanedStaging()
-        if !records.isEmpty || !installed.isEmpty || recovery != .fresh {
+        if !coordinator.downloads.isEmpty || !coordinator.installed.isEmpty || recovery != .fresh {
             // One compaction per launch: recovery's changes, a torn log tail or a format 1 journal become a fresh
             // snapshot and an empty log.
-            try? journal.replace(
-                with: JournalSnapshot(
-                    nextSequence: nextSequence, downloads: records.values.sorted { $0.sequence < $1.sequence },
-                    installed: installed.values.sorted { $0.productID < $1.productID }))
+            try? journal.replace(with: coordinator.journalSnapshot)
         }
-        schedule()
+        execute(coordinator.schedule())
     }
 
     // MARK: - Events
@@ -306,7 +288,7 @@ public actor KioskClient {
         try ensureOpen()
         let catalog = try await refreshedCatalog()
         reconcileInstalled()
-        return installed.values.compactMap { content in
+        return coordinator.installed.values.compactMap { content in
             guard let served = catalog.products[content.productID], served.contentVersion != content.version else {
                 return nil
             }
@@ -336,7 +318,8 @@ public actor KioskClient {
         return whole
     }
 
-    /// Every page of the feed since `tag`, or nil when the server has no feed (an older server answers 400).
+    /// Every page of the feed since `tag`, or nil when the server has no feed (an older server answers 400, or
+    /// ignores `since` and sends the whole catalog, which is then fetched with `If-None-Match`).
     private func feedPages(since tag: String) async throws(KioskError) -> [CatalogChanges]? {
         var pages: [CatalogChanges] = []
         var cursor: String?
@@ -347,6 +330,9 @@ public actor KioskClient {
             do {
                 (page, _) = try await api.json(CatalogChanges.self, method: "GET", path: "/v1/products", query: query)
             } catch .server(status: 400, _, _, _) {
+                return nil
+            } catch .invalidResponse where pages.isEmpty {
+                // A server without the feed may ignore `since` and answer with the plain catalog.
                 return nil
             }
             guard let page else { throw .invalidResponse("an empty page of the catalog feed") }
@@ -396,11 +382,11 @@ public actor KioskClient {
         let catalog = try await products(ids: ids)
         reconcileInstalled()
         for product in catalog.products where product.fileCount > 0 {
-            if installed[product.id] != nil {
+            if coordinator.installed[product.id] != nil {
                 result.alreadyInstalled.append(product.id)
                 continue
             }
-            if let live = liveRecord(for: product.id), !isStopped(live.id) {
+            if let live = coordinator.live(for: product.id), !live.isStopped {
                 result.enqueued[product.id] = live.id
                 continue
             }
@@ -436,35 +422,8 @@ public actor KioskClient {
         }
         guard !proof.isEmpty else { throw .invalidArgument("The proof of purchase is empty.") }
         try ensureOpen()
-        if let existing = liveRecord(for: productID), !Self.startsOver(machines[existing.id]?.state) {
-            records[existing.id]?.proof = proof
-            records[existing.id]?.priority = priority
-            journal.append([
-                .proof(
-                    id: existing.id, receipt: records[existing.id]?.receipt,
-                    signedTransaction: records[existing.id]?.signedTransaction, priority: priority)
-            ])
-            var machine = machines[existing.id]!
-            let action = machine.resume()
-            commit(existing.id, machine)
-            perform(action, for: existing.id)
-            return existing.id
-        }
-        for (id, record) in records where record.productID == productID { forget(id) }
-        let id = DownloadID()
-        var record = DownloadRecord(
-            id: id, productID: productID, receipt: nil, signedTransaction: nil, priority: priority,
-            sequence: nextSequence,
-            state: .waiting, attempt: 0, grant: nil, entityTags: [:], verifiedPaths: [], integrityFailures: [:],
-            createdAt: Date())
-        record.proof = proof
-        nextSequence += 1
-        records[id] = record
-        machines[id] = DownloadStateMachine(maximumAttempts: configuration.retryPolicy.maximumAttempts)
-        progress[id] = DownloadProgress()
-        journal.append([.created(record)])
-        emitState(id)
-        schedule()
+        let (id, actions) = coordinator.enqueue(productID: productID, proof: proof, priority: priority, now: Date())
+        execute(actions)
         return id
     }
 
@@ -479,8 +438,8 @@ public actor KioskClient {
     /// Pauses a product's download, keeping its bytes. Returns when the transfer has stopped.
     public func pause(_ productID: String) async throws(KioskError) {
         try ensureOpen()
-        guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
-        await pause(id: record.id, reason: .user)
+        guard let download = coordinator.live(for: productID) else { throw .notFound(productID: productID) }
+        await executeAwaitingStops(coordinator.pause(download.id, reason: .user))
     }
 
     /// Resumes a paused (or failed) download from the bytes on disk.
@@ -488,55 +447,55 @@ public actor KioskClient {
     ///   starts a new one), ``KioskError/notFound(productID:)`` when the product has no download.
     public func resume(_ productID: String) throws(KioskError) {
         try ensureOpen()
-        guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
-        if case .cancelled? = machines[record.id]?.state { throw .cancelled(productID: productID) }
-        resume(id: record.id)
+        guard let download = coordinator.live(for: productID) else { throw .notFound(productID: productID) }
+        if case .cancelled = download.state { throw .cancelled(productID: productID) }
+        execute(coordinator.resume(download.id))
     }
 
     /// Removes a failed or cancelled download from ``downloads`` (and from the journal), with any bytes it left.
     /// - Throws: ``KioskError/notFound(productID:)`` when the product's download is neither failed nor cancelled.
     public func dismiss(productID: String) throws(KioskError) {
         try ensureOpen()
-        guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
-        switch machines[record.id]?.state {
-        case .failed?, .cancelled?:
-            forget(record.id)
-            fileSystem.remove(layout.staging(productID: productID))
-        default:
+        guard let download = coordinator.live(for: productID), let actions = coordinator.dismiss(download.id) else {
             throw .notFound(productID: productID)
         }
+        execute(actions)
     }
 
     /// Cancels a product's download and deletes its bytes. Returns when the transfer has stopped.
     public func cancel(_ productID: String) async throws(KioskError) {
         try ensureOpen()
-        guard let record = liveRecord(for: productID) else { throw .notFound(productID: productID) }
-        await cancel(id: record.id)
+        guard let download = coordinator.live(for: productID) else { throw .notFound(productID: productID) }
+        await executeAwaitingStops(coordinator.cancel(download.id))
     }
 
     /// Pauses every download that is not finished.
     public func pauseAll() async {
-        for id in orderedIDs() where !(machines[id]?.state.isTerminal ?? true) { await pause(id: id, reason: .user) }
+        for download in coordinator.ordered where !download.state.isTerminal {
+            await executeAwaitingStops(coordinator.pause(download.id, reason: .user))
+        }
     }
 
     /// Resumes every paused download.
     public func resumeAll() {
-        for id in orderedIDs() {
-            if case .paused? = machines[id]?.state { resume(id: id) }
+        for download in coordinator.ordered {
+            if case .paused = download.state { execute(coordinator.resume(download.id)) }
         }
     }
 
     /// Cancels every download that is not finished and deletes their bytes.
     public func cancelAll() async {
-        for id in orderedIDs() where !(machines[id]?.state.isTerminal ?? true) { await cancel(id: id) }
+        for download in coordinator.ordered where !download.state.isTerminal {
+            await executeAwaitingStops(coordinator.cancel(download.id))
+        }
     }
 
     /// Every download the client knows (in queue order), including finished, failed and cancelled ones.
-    public var downloads: [DownloadSnapshot] { orderedIDs().compactMap(snapshot) }
+    public var downloads: [DownloadSnapshot] { coordinator.ordered.map(\.snapshot) }
 
     /// The download of one product, if any.
     public func download(for productID: String) -> DownloadSnapshot? {
-        liveRecord(for: productID).flatMap { snapshot($0.id) }
+        coordinator.live(for: productID)?.snapshot
     }
 
     // MARK: - Installed content
@@ -545,27 +504,20 @@ public actor KioskClient {
     /// caches) is dropped and reported with ``KioskEvent/removed(productID:version:)``; enqueue it again.
     public func installedContent() -> [InstalledContent] {
         reconcileInstalled()
-        return installed.values.sorted { $0.productID < $1.productID }
+        return coordinator.installed.values.sorted { $0.productID < $1.productID }
     }
 
     /// The installed content of one product, checked against the disk; `nil` when not installed.
     public func installedContent(for productID: String) -> InstalledContent? {
         reconcileInstalled()
-        return installed[productID]
+        return coordinator.installed[productID]
     }
 
     /// Deletes a product's installed content (content moved out of the caches is forgotten, not deleted).
     public func remove(_ productID: String) throws(KioskError) {
         try ensureOpen()
-        guard let content = installed.removeValue(forKey: productID) else { throw .notFound(productID: productID) }
-        if !content.isOutsideCaches { fileSystem.remove(content.directory) }
-        markers.forget(productID)
-        for (id, record) in records where record.productID == productID && machines[id]?.state == .finished {
-            forget(id)
-        }
-        journal.append([.removed(productID: productID)])
-        journal.synchronize()
-        broadcaster.send(.removed(productID: productID, version: content.version))
+        guard let (_, actions) = coordinator.removeContent(of: productID) else { throw .notFound(productID: productID) }
+        execute(actions)
     }
 
     /// Moves a product's installed content out of the caches directory (which the system may purge) to
@@ -573,7 +525,7 @@ public actor KioskClient {
     public func moveContentOutOfCaches(productID: String, to directory: URL) throws(KioskError) -> InstalledContent {
         try ensureOpen()
         reconcileInstalled()
-        guard var content = installed[productID] else { throw .notFound(productID: productID) }
+        guard var content = coordinator.installed[productID] else { throw .notFound(productID: productID) }
         do {
             try CacheFiles.createRoot(directory.deletingLastPathComponent(), fileSystem: fileSystem)
             try fileSystem.move(content.directory, to: directory)
@@ -584,10 +536,7 @@ public actor KioskClient {
         }
         content.directory = directory.standardizedFileURL
         content.isOutsideCaches = true
-        installed[productID] = content
-        markers.record(content)
-        journal.append([.installed(content)])
-        journal.synchronize()
+        execute(coordinator.contentMoved(content))
         return content
     }
 
@@ -602,10 +551,10 @@ public actor KioskClient {
     public func waitUntilInstalled(productID: String) async throws -> InstalledContent {
         try ensureOpen()
         reconcileInstalled()
-        if let record = liveRecord(for: productID), let machine = machines[record.id] {
-            switch machine.state {
+        if let download = coordinator.live(for: productID) {
+            switch download.state {
             case .finished:
-                if let content = installed[productID] { return content }
+                if let content = coordinator.installed[productID] { return content }
                 throw KioskError.notFound(productID: productID)
             case .failed(let error): throw error
             case .cancelled: throw KioskError.cancelled(productID: productID)
@@ -622,7 +571,7 @@ public actor KioskClient {
                 }
             }
         }
-        if let content = installed[productID] { return content }
+        if let content = coordinator.installed[productID] { return content }
         throw KioskError.notFound(productID: productID)
     }
 
@@ -660,26 +609,6 @@ public actor KioskClient {
         if isClosed { throw .clientClosed }
     }
 
-    /// Whether enqueueing a product whose download is in `state` starts a new download rather than resuming it:
-    /// after a cancel, and once installed (a newer version may exist).
-    private static func startsOver(_ state: DownloadState?) -> Bool {
-        switch state {
-        case .cancelled?, .finished?, nil: true
-        default: false
-        }
-    }
-
-    private func liveRecord(for productID: String) -> DownloadRecord? {
-        records.values.filter { $0.productID == productID }.max { $0.sequence < $1.sequence }
-    }
-
-    private func isStopped(_ id: DownloadID) -> Bool {
-        switch machines[id]?.state {
-        case .failed?, .cancelled?, .paused?, .finished?, nil: true
-        default: false
-        }
-    }
-
     /// The installation ID kept in the cache root, created (a random UUID) on first use. When it cannot be written,
     /// a fresh one is used for this session.
     private static func installationID(in layout: CacheLayout, fileSystem: any KioskFileSystem) -> String {
@@ -694,157 +623,69 @@ public actor KioskClient {
         return fresh
     }
 
-    private func orderedIDs() -> [DownloadID] {
-        records.values.sorted { $0.sequence < $1.sequence }.map(\.id)
-    }
-
-    private func work(for record: DownloadRecord) -> DownloadWork {
-        DownloadWork(
-            productID: record.productID, proof: record.proof, grant: record.grant,
-            grantReceivedAt: record.grantReceivedAt, entityTags: record.entityTags,
-            verifiedPaths: record.verifiedPaths, integrityFailures: record.integrityFailures,
-            verifiedChunks: record.verifiedChunks)
-    }
-
-    private func snapshot(_ id: DownloadID) -> DownloadSnapshot? {
-        guard let record = records[id], let machine = machines[id] else { return nil }
-        return DownloadSnapshot(
-            id: id, productID: record.productID, version: record.grant?.contentVersion,
-            state: machine.state, progress: progress[id] ?? DownloadProgress(),
-            priority: record.priority, createdAt: record.createdAt)
-    }
-
-    /// Keeps the machine's state and journals it when it changed.
-    private func commit(_ id: DownloadID, _ machine: DownloadStateMachine) {
-        let changed = machines[id]?.state != machine.state
-        let journaled = changed || records[id]?.attempt != machine.attempt
-        machines[id] = machine
-        records[id]?.state = machine.state
-        records[id]?.attempt = machine.attempt
-        if journaled { journal.append([.state(id: id, machine.state, attempt: machine.attempt)]) }
-        if changed {
-            if case .active = machine.state {
+    /// Carries out the coordinator's actions in order; a stop waits until the transfer has ended before the rest.
+    private func executeAwaitingStops(_ actions: [DownloadCoordinator.Action]) async {
+        for action in actions {
+            if case .stopTransfer(let id) = action, let task = transfers[id] {
+                task.cancel()
+                await task.value
             } else {
-                progress[id]?.bytesPerSecond = 0
-                progress[id]?.timeRemaining = nil
-                estimators[id] = nil
+                execute([action])
             }
-            emitState(id)
         }
     }
 
-    private func emitState(_ id: DownloadID) {
-        if let snapshot = snapshot(id) { broadcaster.send(.stateChanged(snapshot)) }
-    }
-
-    /// Carries out what the state machine asked for.
-    private func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) {
-        switch action {
-        case .none, .rejected, .verifyAndInstall, .reportInstalled:
-            break
-        case .enqueue:
-            schedule()
-        case .startTransfer:
-            startTransfer(id)
-        case .stopTransfer:
-            transfers[id]?.cancel()
-        case .stopTransferAndDeleteBytes:
-            transfers[id]?.cancel()
-        case .scheduleRetry(let date):
-            retryTimers[id]?.cancel()
-            retryTimers[id] = Task { [weak self] in
-                let delay = max(0, date.timeIntervalSinceNow)
-                try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
-                guard !Task.isCancelled else { return }
-                await self?.retryDue(id)
-            }
-        case .reportFailure(let error):
-            if let productID = records[id]?.productID {
-                for waiter in installWaiters.removeValue(forKey: productID) ?? [] { waiter.resume(throwing: error) }
+    /// Carries out the coordinator's actions in order, without waiting for a stopped transfer to end.
+    private func execute(_ actions: [DownloadCoordinator.Action]) {
+        for action in actions {
+            switch action {
+            case .journal(let entries, let synchronize):
+                if !entries.isEmpty { journal.append(entries) }
+                if synchronize { journal.synchronize() }
+            case .startTransfer(let id, let work):
+                startTransfer(id, work)
+            case .stopTransfer(let id):
+                transfers[id]?.cancel()
+            case .armRetry(let id, let date):
+                retryTimers[id]?.cancel()
+                retryTimers[id] = Task { [weak self] in
+                    let delay = max(0, date.timeIntervalSinceNow)
+                    try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+                    guard !Task.isCancelled else { return }
+                    await self?.retryDue(id)
+                }
+            case .disarmRetry(let id):
+                retryTimers.removeValue(forKey: id)?.cancel()
+            case .emit(let event):
+                broadcaster.send(event)
+            case .finishWaiters(let productID, let result):
+                for waiter in installWaiters.removeValue(forKey: productID) ?? [] {
+                    switch result {
+                    case .success(let content): waiter.resume(returning: content)
+                    case .failure(let error): waiter.resume(throwing: error)
+                    }
+                }
+            case .deleteStaging(let productID):
+                fileSystem.remove(layout.staging(productID: productID))
+            case .deleteContent(let content):
+                if !content.isOutsideCaches { fileSystem.remove(content.directory) }
+            case .recordMarker(let content):
+                markers.record(content)
+            case .forgetMarker(let productID):
+                markers.forget(productID)
+            case .schedule:
+                if !isClosed { execute(coordinator.schedule()) }
             }
         }
     }
 
     private func retryDue(_ id: DownloadID) {
         retryTimers[id] = nil
-        guard var machine = machines[id] else { return }
-        let action = machine.retryDue()
-        commit(id, machine)
-        perform(action, for: id)
-    }
-
-    private func pause(id: DownloadID, reason: PauseReason) async {
-        guard var machine = machines[id] else { return }
-        let action = machine.pause(reason)
-        commit(id, machine)
-        retryTimers.removeValue(forKey: id)?.cancel()
-        perform(action, for: id)
-        if let task = transfers[id] { await task.value }
-        schedule()
-    }
-
-    private func resume(id: DownloadID) {
-        guard var machine = machines[id] else { return }
-        let action = machine.resume()
-        commit(id, machine)
-        perform(action, for: id)
-    }
-
-    private func cancel(id: DownloadID) async {
-        guard var machine = machines[id], let productID = records[id]?.productID else { return }
-        let action = machine.cancel()
-        guard case .stopTransferAndDeleteBytes = action else { return }
-        commit(id, machine)
-        retryTimers.removeValue(forKey: id)?.cancel()
-        perform(action, for: id)
-        if let task = transfers[id] { await task.value }
-        fileSystem.remove(layout.staging(productID: productID))
-        records[id]?.apply(.grant(nil, receivedAt: nil))
-        journal.append([.changed(id: id, .grant(nil, receivedAt: nil))])
-        progress[id]?.bytesWritten = 0
-        for waiter in installWaiters.removeValue(forKey: productID) ?? [] {
-            waiter.resume(throwing: KioskError.cancelled(productID: productID))
-        }
-        schedule()
-    }
-
-    private func forget(_ id: DownloadID) {
-        if records[id] != nil { journal.append([.forgotten(id: id)]) }
-        records[id] = nil
-        machines[id] = nil
-        progress[id] = nil
-        estimators[id] = nil
-        lastProgressEvent[id] = nil
-        lastProgressSample[id] = nil
-    }
-
-    /// Starts waiting downloads while slots are free.
-    private func schedule() {
         guard !isClosed else { return }
-        var activeCount = 0
-        var waiting: [DownloadQueue.Entry] = []
-        for (id, machine) in machines {
-            switch machine.state {
-            case .active, .verifying: activeCount += 1
-            case .waiting:
-                if let record = records[id] {
-                    waiting.append(.init(id: id, priority: record.priority, sequence: record.sequence))
-                }
-            default: break
-            }
-        }
-        for id in queue.toStart(waiting: waiting, activeCount: activeCount) {
-            guard var machine = machines[id] else { continue }
-            let action = machine.start()
-            commit(id, machine)
-            perform(action, for: id)
-        }
+        execute(coordinator.retryDue(id))
     }
 
-    private func startTransfer(_ id: DownloadID) {
-        guard let record = records[id] else { return }
-        var work = work(for: record)
-        work.installed = installed[record.productID]
+    private func startTransfer(_ id: DownloadID, _ work: DownloadWork) {
         let engine = self.engine
         let hooks = EngineHooks(
             checkpoint: { [weak self] changes, directory, file in
@@ -856,7 +697,6 @@ public actor KioskClient {
                 Task { await self?.reportProgress(id, written: written, expected: expected, at: at) }
             },
             verifying: { [weak self] in await self?.enterVerifying(id) ?? false })
-        estimators[id] = SpeedEstimator()
         transfers[id] = Task { [weak self] in
             let result: Result<InstalledContent, any Error>
             do {
@@ -868,115 +708,50 @@ public actor KioskClient {
         }
     }
 
-    /// Applies the engine's changes to the record and appends them to the journal (without waiting for the disk:
+    /// Applies the engine's changes to the download and appends them to the journal (without waiting for the disk:
     /// the journal's group commit makes them durable together with their neighbours').
     private func checkpoint(_ id: DownloadID, _ changes: [DownloadChange], syncing directory: URL?, file: UnsyncedFile?)
     {
-        guard records[id] != nil, !isClosed else { return }
-        for change in changes { records[id]?.apply(change) }
-        journal.append(changes.map { .changed(id: id, $0) }, syncing: directory, file: file)
-        if let total = records[id]?.grant?.totalLength { progress[id]?.bytesExpected = total }
-        if case .active? = machines[id]?.state, var machine = machines[id] {
-            machine.madeProgress()
-            commit(id, machine)
-        }
+        guard !isClosed else { return }
+        let (entries, actions) = coordinator.checkpoint(id, changes)
+        guard !entries.isEmpty else { return }
+        journal.append(entries, syncing: directory, file: file)
+        execute(actions)
     }
 
     private func reportProgress(_ id: DownloadID, written: Int64, expected: Int64, at instant: ContinuousClock.Instant)
     {
-        guard case .active? = machines[id]?.state, var current = progress[id] else { return }
-        if let last = lastProgressSample[id], instant < last { return }  // a report that arrived late
-        lastProgressSample[id] = instant
-        // Bytes kept on disk are progress: an attempt that made some does not count towards the retry limit, and
-        // the backoff starts over (a network that cuts every connection after a few MiB still gets there).
-        if written > current.bytesWritten, var machine = machines[id], machine.attempt > 0 {
-            machine.madeProgress()
-            commit(id, machine)
-        }
-        current.bytesWritten = written
-        current.bytesExpected = expected
-        var estimator = estimators[id] ?? SpeedEstimator()
-        estimator.record(bytes: written, at: (instant - epoch).timeInterval)
-        estimators[id] = estimator
-        current.bytesPerSecond = estimator.bytesPerSecond ?? 0
-        current.timeRemaining = estimator.timeRemaining(forRemaining: expected - written)
-        progress[id] = current
-        let now = ContinuousClock.now
-        if let last = lastProgressEvent[id], now - last < configuration.progressInterval, written < expected { return }
-        lastProgressEvent[id] = now
-        if let snapshot = snapshot(id) { broadcaster.send(.progress(snapshot)) }
+        execute(
+            coordinator.progress(
+                id, written: written, expected: expected, at: instant, since: epoch, now: ContinuousClock.now))
     }
 
     private func enterVerifying(_ id: DownloadID) -> Bool {
-        guard var machine = machines[id], !isClosed else { return false }
-        let action = machine.transferCompleted()
-        guard case .verifyAndInstall = action else { return false }
-        commit(id, machine)
-        return true
+        guard !isClosed else { return false }
+        let (accepted, actions) = coordinator.transferCompleted(id)
+        execute(actions)
+        return accepted
     }
 
     private func transferEnded(_ id: DownloadID, _ result: Result<InstalledContent, any Error>) {
         transfers[id] = nil
-        guard !isClosed, var machine = machines[id], let record = records[id] else { return }
-        switch result {
-        case .success(let content):
-            if case .active = machine.state { _ = machine.transferCompleted() }
-            let action = machine.installed()
-            guard case .reportInstalled = action else {
-                // Cancelled while the content was being moved into place: the app does not want it.
-                if !content.isOutsideCaches { fileSystem.remove(content.directory) }
-                break
-            }
-            if let previous = installed[content.productID], previous.directory != content.directory,
-                !previous.isOutsideCaches
-            {
-                fileSystem.remove(previous.directory)
-            }
-            markers.record(content)
-            installed[content.productID] = content
-            progress[id]?.bytesWritten = content.totalLength
-            progress[id]?.bytesExpected = content.totalLength
-            journal.append([.installed(content)])
-            commit(id, machine)
-            journal.synchronize()  // the app is told only once the journal says so
-            broadcaster.send(.installed(content))
-            for waiter in installWaiters.removeValue(forKey: record.productID) ?? [] {
-                waiter.resume(returning: content)
-            }
-        case .failure(let error):
-            if error is CancellationError { break }
-            let kioskError = (error as? KioskError) ?? .fileSystem(path: record.productID, underlying: "\(error)")
-            let action: DownloadStateMachine.Action
-            switch machine.state {
-            case .verifying: action = machine.verificationFailed(kioskError)
-            case .active: action = machine.transferFailed(kioskError, now: Date(), policy: configuration.retryPolicy)
-            default: action = .none  // paused or cancelled meanwhile: the stop was intentional
-            }
-            commit(id, machine)
-            perform(action, for: id)
-        }
-        schedule()
+        guard !isClosed else { return }
+        execute(coordinator.transferEnded(id, result, now: Date()))
     }
 
     // MARK: - Disk
 
     /// Drops installed content whose files vanished, and finished downloads that pointed at it.
     private func reconcileInstalled() {
-        let (_, vanished) = ContentReconciler.reconcile(Array(installed.values), markers: markers)
+        let (_, vanished) = ContentReconciler.reconcile(Array(coordinator.installed.values), markers: markers)
         guard !vanished.isEmpty else { return }
-        for content in vanished {
-            installed[content.productID] = nil
-            journal.append([.removed(productID: content.productID)])
-            for (id, record) in records where record.productID == content.productID {
-                if case .finished? = machines[id]?.state { forget(id) }
-            }
-            broadcaster.send(.removed(productID: content.productID, version: content.version))
-        }
+        execute(coordinator.contentVanished(vanished))
     }
 
     /// Deletes staging folders no download owns (their receipts are unknown, so they cannot be resumed).
     private func removeOrphanedStaging() {
-        let owned = Set(records.values.filter { !($0.state.isTerminal) || $0.state.name == "failed" }.map(\.productID))
+        let owned = Set(
+            coordinator.downloads.values.filter { !$0.state.isTerminal || $0.state.name == "failed" }.map(\.productID))
         guard let folders = fileSystem.contentsOfDirectory(layout.stagingRoot) else { return }
         for folder in folders where !owned.contains(folder) {
             fileSystem.remove(layout.stagingRoot.appendingPathComponent(folder))

@@ -98,7 +98,9 @@ struct HostileServerTests {
     /// bounded memory.
     @Test(arguments: ["gzip bomb", "endless body"])
     func anUnboundedGrantAnswerFailsAtTheLimitInBoundedMemory(_ kind: String) async throws {
-        let server = try HostileHTTPServer { _ in kind == "gzip bomb" ? .gzipBomb(decodedBytes: 1 << 30) : .endlessChunked }
+        let server = try HostileHTTPServer { _ in
+            kind == "gzip bomb" ? .gzipBomb(decodedBytes: 1 << 30) : .endlessChunked
+        }
         defer { server.stop() }
         let cache = Self.scratch()
         defer { try? FileManager.default.removeItem(at: cache) }
@@ -107,6 +109,37 @@ struct HostileServerTests {
         #expect(outcome.peakRSS < Self.memoryBound, "\(outcome)")
         #expect(outcome.standardError.contains("16 MiB"), "\(outcome)")
         print("\(kind): kiosk get \(outcome)")
+    }
+
+    // MARK: - A server without the change feed
+
+    /// An older server ignores `?since=` and answers the whole catalog: the second run, which has a catalog kept from
+    /// the first, falls back to the plain catalog instead of failing to decode a feed page.
+    @Test func aServerIgnoringSinceStillServesTheCatalogFromTheSecondRunOn() async throws {
+        let catalog = try String(
+            decoding: JSONSerialization.data(withJSONObject: [
+                "products": [
+                    [
+                        "id": Self.product, "type": "non_consumable", "title": "Issue", "description": "",
+                        "content_version": "1.0", "content_length": 3, "file_count": 1,
+                    ]
+                ],
+                "invalid_product_ids": [String](),
+            ]), as: UTF8.self)
+        let server = try HostileHTTPServer { request in
+            request.path == "/v1/products" ? .json(200, catalog, headers: [("ETag", "\"v1\"")]) : .json(404, "{}")
+        }
+        defer { server.stop() }
+        let cache = Self.scratch()
+        defer { try? FileManager.default.removeItem(at: cache) }
+        for run in 1...2 {
+            let products = try await ChildProcess.runKiosk(
+                ["products", "--server", server.baseURL.absoluteString, "--cache", cache.path])
+            #expect(products.exitStatus == 0, "run \(run): \(products)")
+            #expect(products.standardOutput.contains(Self.product), "run \(run): \(products)")
+        }
+        // The first run fetches the catalog; the second asks for the feed, gets the catalog, and fetches it again.
+        #expect(server.requests == Array(repeating: "GET /v1/products", count: 3), "\(server.requests)")
     }
 
     // MARK: - #15 item 7: server text on the terminal
@@ -152,7 +185,8 @@ struct HostileServerTests {
         #expect(!Self.containsUnsafeScalar(get.standardError), "\(get)")
 
         for arguments in [["products"], ["products", "--json"]] {
-            let products = try await ChildProcess.runKiosk(arguments + ["--server", server.baseURL.absoluteString])
+            let products = try await ChildProcess.runKiosk(
+                arguments + ["--server", server.baseURL.absoluteString, "--cache", cache.path])
             #expect(products.exitStatus == 0, "\(arguments): \(products)")
             #expect(products.standardOutput.contains("pwned"), "\(arguments): \(products.standardOutput)")
             #expect(

@@ -113,6 +113,73 @@ struct ContentDefinedChunkerTests {
         #expect(later.subtracting(moved).count <= 2)
     }
 
+    /// The algorithm as ``ChunkingParameters`` states it, one byte at a time and without the chunker's code: the
+    /// gear table from SplitMix64, the strict mask for the bytes before the average length, the loose one after it.
+    static func referenceLengths(_ bytes: [UInt8], _ parameters: ChunkingParameters) -> [Int] {
+        var generator = SplitMix64(seed: ContentDefinedChunker.gearSeed)
+        let gear = (0..<256).map { _ in generator.next() }
+        let bits = parameters.average.trailingZeroBitCount
+        let strict = ~UInt64(0) << UInt64(64 - min(bits + 2, 63))
+        let loose = ~UInt64(0) << UInt64(64 - max(bits - 2, 1))
+        var lengths: [Int] = []
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + parameters.maximum)
+            var position = start + parameters.minimum
+            var hash: UInt64 = 0
+            var cut = end
+            while position < end {
+                hash = (hash &<< 1) &+ gear[Int(bytes[position])]
+                let mask = position - start < parameters.average ? strict : loose
+                position += 1
+                if hash & mask == 0 {
+                    cut = position
+                    break
+                }
+            }
+            lengths.append(min(cut, bytes.count) - start)
+            start += lengths.last!
+        }
+        return lengths
+    }
+
+    /// The chunker, fed in pieces of random sizes, cuts where the one-byte-at-a-time definition does: with the
+    /// standard parameters over 12 MiB, and with small ones over many boundaries.
+    @Test(arguments: [UInt64(9), 10])
+    func theChunkerCutsWhereTheDefinitionDoes(seed: UInt64) {
+        let cases = [
+            (ChunkingParameters.standard, Self.randomBytes(12 << 20, seed: seed), 300_000),
+            (Self.small, Self.randomBytes(200_000, seed: seed), 700),
+        ]
+        for (parameters, bytes, largestPiece) in cases {
+            let expected = Self.referenceLengths(bytes, parameters)
+            #expect(
+                bytes.withUnsafeBytes { ContentDefinedChunker.chunkLengths(of: $0, parameters: parameters) } == expected
+            )
+            var generator = SplitMix64(seed: seed)
+            var chunker = ContentDefinedChunker(parameters)!
+            var lengths: [Int] = []
+            var current = 0
+            var position = 0
+            bytes.withUnsafeBytes { all in
+                while position < bytes.count {
+                    let size = min(bytes.count - position, Int(generator.next() % UInt64(largestPiece)) + 1)
+                    var rest = UnsafeRawBufferPointer(rebasing: all[position..<(position + size)])
+                    while let cut = chunker.nextBoundary(in: rest) {
+                        lengths.append(current + cut)
+                        current = 0
+                        rest = UnsafeRawBufferPointer(rebasing: rest[cut...])
+                    }
+                    current += rest.count
+                    position += size
+                }
+            }
+            if current > 0 { lengths.append(current) }
+            #expect(lengths == expected)
+            #expect(expected.count > 8)
+        }
+    }
+
     @Test func theStandardParametersAndTheGearTableAreFixed() {
         #expect(ChunkingParameters.standard.minimum == 256 << 10)
         #expect(ChunkingParameters.standard.average == 1 << 20)

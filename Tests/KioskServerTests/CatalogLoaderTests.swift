@@ -21,11 +21,11 @@ enum CatalogTestFixtures {
 
     static func sha256(_ data: Data) -> String { SHA256.hash(data: data).hexString }
 
-    /// Writes a hash cache file holding one entry per file, each with `digest`.
+    /// Writes a hash cache file holding one entry per file, each with `digest` and no chunk list.
     static func writeCache(to url: URL, files: [ManifestFile], digest: String) throws {
         let lines = files.map {
             let id = $0.identity
-            return "\(digest) \(id.size) \(id.modifiedNanoseconds) \(id.changedNanoseconds) \(id.inode) \(id.device) "
+            return "\(digest) \(id.size) \(id.modifiedNanoseconds) \(id.changedNanoseconds) \(id.inode) \(id.device) - "
                 + $0.absolutePath
         }
         try Data(([HashCache.header] + lines).joined(separator: "\n").utf8).write(to: url)
@@ -419,7 +419,7 @@ struct CatalogLoaderTests {
         #expect(cache.isDirty, "the dropped entry changes the cache")
         try cache.save(to: cacheURL)
         let saved = String(decoding: try Data(contentsOf: cacheURL), as: UTF8.self).split(separator: "\n").dropFirst()
-        let paths = saved.compactMap { $0.split(separator: " ", maxSplits: 6).last.map(String.init) }
+        let paths = saved.compactMap { $0.split(separator: " ", maxSplits: 7).last.map(String.init) }
         #expect(paths.count == 1)
         #expect(paths.first?.hasSuffix("/Contents/keep.pdf") == true)
     }
@@ -451,10 +451,10 @@ struct CatalogLoaderTests {
         for index in 0..<count {
             let digest = F.sha256(Data("\(index)".utf8))
             lines.append(
-                "\(digest) \(index) \(index + 1) \(index + 2) \(index + 3) 7 /content/p/Contents/file \(index)")
+                "\(digest) \(index) \(index + 1) \(index + 2) \(index + 3) 7 - /content/p/Contents/file \(index)")
         }
         lines.insert("not a line", at: 2)
-        lines.insert("\(String(repeating: "G", count: 64)) 1 2 3 4 5 /content/p/Contents/bad-digest", at: 3)
+        lines.insert("\(String(repeating: "G", count: 64)) 1 2 3 4 5 - /content/p/Contents/bad-digest", at: 3)
         let text = lines.joined(separator: "\n")
         #expect(text.utf8.count > 1 << 20)
         try data.write("hash-cache.txt", text)
@@ -468,7 +468,7 @@ struct CatalogLoaderTests {
                     inode: UInt64(index + 3), device: 7))
         }
         for index in [0, 1, 4_321, count - 1] {
-            #expect(try cache.digest(for: key(index)).hexString == F.sha256(Data("\(index)".utf8)))
+            #expect(try cache.hashes(for: key(index)).digest.hexString == F.sha256(Data("\(index)".utf8)))
         }
         #expect(!cache.isDirty, "every entry came from the file, the last line included")
 

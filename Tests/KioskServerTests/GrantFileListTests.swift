@@ -59,10 +59,11 @@ private func bytes(_ buffers: [ByteBuffer]) -> Data { Data(buffers.flatMap { $0.
 struct GrantFileListTests {
     /// The grant as the server encoded it before file lists were cached: the whole value at once.
     private func direct(_ product: CatalogProduct, token: String) -> Grant {
-        Grant(
+        let files = GrantFileList.files(of: product)
+        return Grant(
             productID: product.info.productID, contentVersion: product.info.contentVersion,
             totalLength: product.contentLength, expiresAt: ServerTestFixtures.november2026, token: token,
-            files: GrantFileList.files(of: product))
+            files: files, chunking: files.contains { $0.chunks != nil } ? .standard : nil)
     }
 
     private func issued(_ grant: Grant, files: GrantFileList) throws -> IssuedGrant {
@@ -81,7 +82,28 @@ struct GrantFileListTests {
             let json = bytes(answer.json)
             #expect(json == (try KioskJSON.encode(grant)))
             #expect(try KioskJSON.decode(Grant.self, from: json) == grant)
+            #expect(!String(decoding: json, as: UTF8.self).contains("chunk"), "files of one chunk list none")
         }
+    }
+
+    /// Files of several chunks: `chunks` in each of them, `chunking` at the top, still the direct encoding.
+    @Test func aGrantWithChunkedFilesIsTheDirectEncodingByteForByte() async throws {
+        let content = try ServerTestDirectory()
+        var contents = files(3)
+        contents["Contents/big.bin"] = FileChunkingTests.randomBytes(3 << 20, seed: 11)
+        contents["Contents/zeros.bin"] = Data(count: 9 << 20)
+        let product = try #require(await catalog(contents, in: content).snapshot.products["com.example.pack"])
+        let list = try GrantFileList(product: product)
+        #expect(list.chunking == .standard)
+        let grant = direct(product, token: "abc.def")
+        #expect(grant.files.filter { $0.chunks != nil }.map(\.path) == ["Contents/big.bin", "Contents/zeros.bin"])
+        let answer = try issued(grant, files: list)
+        let json = bytes(answer.json)
+        #expect(json == (try KioskJSON.encode(grant)))
+        #expect(try KioskJSON.decode(Grant.self, from: json) == grant)
+        #expect(String(decoding: json, as: UTF8.self).hasPrefix(#"{"chunking":{"algorithm":"fastcdc-gear64-nc2-v1","#))
+        var gzip = ByteBuffer(bytes: bytes(try answer.gzip()))
+        #expect(Data(try gzip.decompress(with: .gzip()).readableBytesView) == json)
     }
 
     @Test func theFileListIsWhatJSONEncoderWrites() throws {
@@ -92,7 +114,13 @@ struct GrantFileListTests {
         let files = odd.enumerated().map { index, text in
             GrantFile(path: text, length: Int64(index) * 1_000_000_007, sha256: text, url: "/v1/content/" + text)
         }
-        for list in [files, [], [files[0]]] {
+        var chunked = files
+        chunked[1].chunks = [
+            GrantChunk(offset: 0, length: 5_000_000_000, sha256: odd[1]),
+            GrantChunk(offset: 5_000_000_000, length: 1, sha256: "ab"),
+        ]
+        chunked[2].chunks = []
+        for list in [files, [], [files[0]], chunked] {
             #expect(Data(try GrantFileList.encode(list).readableBytesView) == (try KioskJSON.encode(list)))
         }
     }

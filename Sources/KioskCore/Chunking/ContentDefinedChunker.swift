@@ -103,18 +103,10 @@ public struct ContentDefinedChunker: Sendable {
         let cut: Int? = Self.gear.withUnsafeBufferPointer { gear in
             // Below the average, the strict test.
             let strictEnd = min(count, max(start, average - base))
-            while index < strictEnd {
-                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
-                index += 1
-                if hash & strictMask == 0 { return index }
-            }
+            if Self.scan(bytes, gear, &index, to: strictEnd, &hash, mask: strictMask) { return index }
             // From the average to the maximum, the loose test; the maximum cuts anyway.
             let looseEnd = min(count, maximum - base)
-            while index < looseEnd {
-                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
-                index += 1
-                if hash & looseMask == 0 { return index }
-            }
+            if Self.scan(bytes, gear, &index, to: looseEnd, &hash, mask: looseMask) { return index }
             return index == maximum - base ? index : nil
         }
         if cut != nil {
@@ -125,6 +117,49 @@ public struct ContentDefinedChunker: Sendable {
             self.length = base + index
         }
         return cut
+    }
+
+    /// Rolls the gear hash over `bytes[index..<end]` until a hash has no bit of `mask` set: then true, with `index`
+    /// just past that byte; otherwise false, with `index` at `end`. `hash` is the hash after the last byte read.
+    ///
+    /// Four bytes a step: the hashes after each of them are `hash << k` plus a sum of the gear values that does not
+    /// depend on `hash`, so the chain from one step to the next is one shift and one add for four bytes, not for each
+    /// byte. The arithmetic is the same (wrapping, modulo 2^64), so the boundaries are the same.
+    @inline(__always)
+    private static func scan(
+        _ bytes: UnsafeRawBufferPointer, _ gear: UnsafeBufferPointer<UInt64>, _ index: inout Int, to end: Int,
+        _ hash: inout UInt64, mask: UInt64
+    ) -> Bool {
+        var position = index
+        var rolled = hash
+        defer {
+            index = position
+            hash = rolled
+        }
+        while position + 4 <= end {
+            let first = gear[Int(bytes[position])]
+            let second = gear[Int(bytes[position + 1])]
+            let third = gear[Int(bytes[position + 2])]
+            let fourth = gear[Int(bytes[position + 3])]
+            let two = (first &<< 1) &+ second
+            let three = (two &<< 1) &+ third
+            let four = (three &<< 1) &+ fourth
+            let after1 = (rolled &<< 1) &+ first
+            let after2 = (rolled &<< 2) &+ two
+            let after3 = (rolled &<< 3) &+ three
+            let after4 = (rolled &<< 4) &+ four
+            // A boundary among the four (rare): the byte-at-a-time loop below finds it from here.
+            if (after1 & mask == 0) || (after2 & mask == 0) || (after3 & mask == 0) || (after4 & mask == 0) { break }
+            rolled = after4
+            position += 4
+        }
+        // The last bytes before `end`, or the four holding a boundary.
+        while position < end {
+            rolled = (rolled &<< 1) &+ gear[Int(bytes[position])]
+            position += 1
+            if rolled & mask == 0 { return true }
+        }
+        return false
     }
 
     /// The lengths of the chunks of `bytes`, a whole file, in order (the last one may be shorter than the minimum;

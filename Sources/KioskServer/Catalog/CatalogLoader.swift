@@ -10,7 +10,7 @@ import Logging
 #endif
 
 /// Reads a content folder into a ``CatalogSnapshot``: parses every `Info.json`, walks `Contents/`, and hashes files
-/// through the ``HashCache``. Blocking file I/O: call it off the cooperative thread pool.
+/// (and cuts them into chunks) through the ``HashCache``. Blocking file I/O: call it off the cooperative thread pool.
 struct CatalogLoader {
     let contentDirectory: URL
     let hashCacheURL: URL?
@@ -89,9 +89,11 @@ struct CatalogLoader {
                 var failed = false
                 for (relative, absolute, identity) in found {
                     do {
-                        let digest = try cache.digest(for: HashCache.Key(path: absolute, identity: identity))
+                        let hashes = try cache.hashes(for: HashCache.Key(path: absolute, identity: identity))
                         files.append(
-                            ManifestFile(path: relative, directory: directory, digest: digest, identity: identity))
+                            ManifestFile(
+                                path: relative, directory: directory, digest: hashes.digest, chunks: hashes.chunks,
+                                identity: identity))
                     } catch {
                         problems.append(
                             ContentProblem(folder: folder, field: nil, message: "\(relative) cannot be read"))

@@ -5,7 +5,8 @@ import KioskStore
 /// One file of a product version, hashed: what a grant lists and what the content route serves.
 ///
 /// A catalog holds one per content file (100,000 of them at scale), so it stores only what it cannot share: its
-/// path, its digest as 32 bytes, and its identity; the product folder is one string shared by the product's files.
+/// path, its digest as 32 bytes, its chunks (none for a file of one chunk) and its identity; the product folder is
+/// one string shared by the product's files.
 public struct ManifestFile: Sendable, Hashable {
     /// The path inside the product folder, e.g. `Contents/issue.pdf`.
     public var path: String
@@ -13,6 +14,9 @@ public struct ManifestFile: Sendable, Hashable {
     public var directory: String
     /// Its SHA-256.
     public var digest: SHA256Digest
+    /// Its content-defined chunks (cut with ``ChunkingParameters/standard``), in order; empty for a file of one
+    /// chunk, whose digest is ``digest``.
+    public var chunks: [FileChunk] = []
     /// The file as it was hashed: a file whose identity has changed since must be hashed again before it is served.
     public var identity: FileIdentity
 

@@ -19,10 +19,11 @@ public final class FaultInjector: Sendable {
     /// The server-wide faults.
     public let profile: FaultProfile
     private let generator: NIOLockedValueBox<SplitMix64>
-    /// The downloads (purchase and file, hashed) that chaos has corrupted once already.
+    /// The downloads (purchase and file, hashed) that a server-wide fault (chaos or the profile's `corrupt`) has
+    /// corrupted once already.
     private let corruptedDownloads = NIOLockedValueBox(Set<Int>())
-    /// How many corrupted downloads are remembered before the memory starts over.
-    private static let corruptedDownloadsLimit = 100_000
+    /// How many corrupted downloads are remembered before the memory starts over (about 2 MB at most).
+    static let corruptedDownloadsLimit = 100_000
 
     /// An injector for `profile`, drawing from a generator seeded with `seed` (a random seed when nil).
     public init(profile: FaultProfile, seed: UInt64? = nil) {
@@ -45,18 +46,27 @@ public final class FaultInjector: Sendable {
     /// The faults to inject into one content response, or nil for none: the request's own spec when it has one
     /// (``requestedSpec(in:)``), otherwise the profile's; `download` identifies the purchase and file
     /// (``downloadKey(transactionID:path:)``).
+    ///
+    /// The profile corrupts a download at most once, as chaos does: a later response for the same purchase and
+    /// file gets the spec's other faults but intact bytes, so that a correct client that fetches a damaged file
+    /// again succeeds. A per-request spec is the client's own choice and corrupts every time it asks.
     func faults(requested: FaultSpec?, download: Int) -> FaultSpec? {
-        let spec: FaultSpec
+        let profileSpec: FaultSpec
         if let requested {
-            spec = requested
-        } else {
-            switch profile {
-            case .requestOnly: return nil
-            case .spec(let profileSpec): spec = profileSpec
-            case .chaos(let probability): return chaos(probability: probability, download: download)
-            }
+            return isDrawn(requested.probability) ? requested : nil
         }
-        return spec.probability >= 1 || draw() < spec.probability ? spec : nil
+        switch profile {
+        case .requestOnly: return nil
+        case .spec(let spec): profileSpec = spec
+        case .chaos(let probability): return chaos(probability: probability, download: download)
+        }
+        guard isDrawn(profileSpec.probability) else { return nil }
+        var spec = profileSpec
+        if spec.corrupt != nil, !isFirstCorruption(of: download) {
+            spec.corrupt = nil
+            if spec.kinds.isEmpty { return nil }
+        }
+        return spec
     }
 
     /// With `probability`, one fault of a random kind with random, recoverable parameters: cuts anywhere, pauses of
@@ -114,7 +124,8 @@ public final class FaultInjector: Sendable {
     /// A random tag suffix, so that every changed ETag differs from every other.
     func nonce() -> UInt64 { generator.withLockedValue { $0.next() } }
 
-    /// Whether chaos may corrupt `download` (true once per download).
+    /// Whether a server-wide fault may corrupt `download` (true once per download, until the memory of
+    /// ``corruptedDownloadsLimit`` downloads starts over).
     private func isFirstCorruption(of download: Int) -> Bool {
         corruptedDownloads.withLockedValue { downloads in
             if downloads.count >= Self.corruptedDownloadsLimit { downloads.removeAll() }
@@ -137,6 +148,9 @@ public final class FaultInjector: Sendable {
     }
 
     private func draw() -> Double { generator.withLockedValue { Double.random(in: 0..<1, using: &$0) } }
+
+    /// Whether a spec of `probability` applies to this request (no draw when it always does).
+    private func isDrawn(_ probability: Double) -> Bool { probability >= 1 || draw() < probability }
 }
 
 /// The byte-stream faults of one response body, at concrete offsets.

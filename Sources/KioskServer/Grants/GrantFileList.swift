@@ -6,10 +6,13 @@ import NIOCore
 /// The `files` array of a product version's grants, encoded once: its JSON, and the same compressed into deflate
 /// blocks that every gzipped grant of that version reuses.
 struct GrantFileList: Sendable {
-    /// `[{"length":…,"path":…,"sha256":…,"url":…},…]`, as ``KioskJSON`` encodes `[GrantFile]`.
+    /// `[{"chunks":[…]?,"length":…,"path":…,"sha256":…,"url":…},…]`, as ``KioskJSON`` encodes `[GrantFile]`.
     let json: ByteBuffer
     /// ``json`` compressed, with its CRC-32.
     let deflated: DeflatedPart
+    /// The grant's ``Grant/chunking``: the parameters the chunks were cut with when any file has chunks, else nil
+    /// (and the grant is as it was before chunks).
+    let chunking: ChunkingParameters?
 
     /// The bytes this list keeps in memory.
     var byteCount: Int { json.readableBytes + deflated.deflated.readableBytes }
@@ -18,6 +21,7 @@ struct GrantFileList: Sendable {
     init(product: CatalogProduct) throws {
         json = try Self.encode(Self.files(of: product))
         deflated = try DeflatedPart(compressing: json)
+        chunking = product.files.contains { !$0.chunks.isEmpty } ? FileHashes.chunking : nil
     }
 
     /// The bytes `KioskJSON.encode(files)` gives, written directly: a third of JSONEncoder's time (30 ms against
@@ -28,7 +32,22 @@ struct GrantFileList: Sendable {
         out.reserveCapacity(files.count * 200)
         out.writeStaticString("[")
         for (index, file) in files.enumerated() {
-            out.writeStaticString(index == 0 ? "{\"length\":" : ",{\"length\":")
+            out.writeStaticString(index == 0 ? "{" : ",{")
+            // Sorted keys: `chunks` comes first.
+            if let chunks = file.chunks {
+                out.writeStaticString("\"chunks\":[")
+                for (index, chunk) in chunks.enumerated() {
+                    out.writeStaticString(index == 0 ? "{\"length\":" : ",{\"length\":")
+                    out.writeString(String(chunk.length))
+                    out.writeStaticString(",\"offset\":")
+                    out.writeString(String(chunk.offset))
+                    out.writeStaticString(",\"sha256\":")
+                    try writeJSONString(chunk.sha256, to: &out)
+                    out.writeStaticString("}")
+                }
+                out.writeStaticString("],")
+            }
+            out.writeStaticString("\"length\":")
             out.writeString(String(file.length))
             out.writeStaticString(",\"path\":")
             try writeJSONString(file.path, to: &out)
@@ -55,13 +74,14 @@ struct GrantFileList: Sendable {
         out.writeStaticString("\"")
     }
 
-    /// The grant entries of `product`'s files, each with its content URL.
+    /// The grant entries of `product`'s files, each with its content URL and its chunks when it has several.
     static func files(of product: CatalogProduct) -> [GrantFile] {
         let (id, version) = (product.info.productID, product.info.contentVersion)
         return product.files.map { file in
             GrantFile(
                 path: file.path, length: file.length, sha256: file.sha256,
-                url: GrantService.contentURL(product: id, version: version, path: file.path))
+                url: GrantService.contentURL(product: id, version: version, path: file.path),
+                chunks: file.grantChunks)
         }
     }
 }

@@ -5,13 +5,13 @@ import NIOCore
 /// A grant as it goes on the wire: the JSON of this request's fields (token, expiry, …) around the file list of
 /// the version, which is encoded and compressed once per version (``GrantFileList``). The bytes are exactly those
 /// of encoding the whole ``Grant`` with ``KioskJSON``: its sorted keys put `files` between `expires_at` and
-/// `product_id`, so the answer is `prefix ‖ files ‖ suffix`.
+/// `product_id` (and `chunking`, when present, first), so the answer is `prefix ‖ files ‖ suffix`.
 struct IssuedGrant: Sendable {
     /// The product granted.
     let productID: String
     /// The version granted.
     let contentVersion: String
-    /// `{"content_version":…,"expires_at":…,"files":`.
+    /// `{"chunking":{…},"content_version":…,"expires_at":…,"files":` (`chunking` only when files have chunks).
     let prefix: ByteBuffer
     /// The version's files.
     let files: GrantFileList

@@ -82,11 +82,13 @@ struct GrantService: Sendable {
                 transactionID: transaction.transactionID, expiresAt: Int64(expiresAt.timeIntervalSince1970),
                 originalTransactionID: transaction.originalTransactionID))
         // The file list is the version's, encoded once; only this request's fields are encoded here.
+        let files = try snapshot.grantFiles.list(for: product)
         let grant = try IssuedGrant(
             fields: Grant(
                 productID: product.info.productID, contentVersion: product.info.contentVersion,
-                totalLength: product.contentLength, expiresAt: expiresAt, token: token, files: []),
-            files: snapshot.grantFiles.list(for: product))
+                totalLength: product.contentLength, expiresAt: expiresAt, token: token, files: [],
+                chunking: files.chunking),
+            files: files)
         logger.info(
             "grant issued",
             metadata: [

@@ -29,11 +29,20 @@ struct ProductsCommand: AsyncParsableCommand {
     @Option(help: "Comma-separated product identifiers to look up (default: the whole catalog).")
     var ids: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The cache root, where the catalog is kept between runs (default: $XDG_CACHE_HOME/kiosk or ~/.cache/kiosk).",
+            valueName: "dir"))
+    var cache: String?
+
     @Flag(help: "Print the catalog answer as JSON instead of a table.")
     var json = false
 
-    @Flag(name: .customLong("allow-insecure-http"),
-          help: "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted).")
+    @Flag(
+        name: .customLong("allow-insecure-http"),
+        help:
+            "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted)."
+    )
     var allowInsecureHTTP = false
 
     func run() async throws {
@@ -42,7 +51,8 @@ struct ProductsCommand: AsyncParsableCommand {
         }
         var configuration = KioskClient.Configuration()
         configuration.allowsInsecureHTTP = allowInsecureHTTP
-        let client = try await KioskClient(serverURL: serverURL, configuration: configuration)
+        let root = cache.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? CacheLayout.defaultRoot
+        let client = try await KioskClient(serverURL: serverURL, cacheRoot: root, configuration: configuration)
         defer { Task { await client.close() } }
         let catalog: CatalogResponse
         do {
@@ -67,8 +77,11 @@ struct ProductsCommand: AsyncParsableCommand {
         for product in catalog.products {
             rows.append([
                 product.id, product.type.rawValue, product.contentVersion,
-                product.fileCount == 0 ? "-" : ByteCountFormatter.string(fromByteCount: product.contentLength,
-                                                                         countStyle: .file),
+                product.fileCount == 0
+                    ? "-"
+                    : ByteCountFormatter.string(
+                        fromByteCount: product.contentLength,
+                        countStyle: .file),
                 String(product.fileCount), product.title,
             ])
         }

@@ -47,10 +47,12 @@ enum ChildProcess {
 
     /// Runs `kiosk arguments…` with `input` on standard input. The child is killed (`SIGKILL`) when its resident
     /// memory passes `memoryCap` bytes or when it runs longer than `timeLimit`. With `interruptWhen`, the child gets
-    /// one `SIGINT` (Ctrl-C) as soon as its standard error so far satisfies it.
+    /// one `SIGINT` (Ctrl-C) as soon as its standard error so far satisfies it. With `killWhen`, it gets a
+    /// `SIGKILL` (`kill -9`, not counted as a limit) as soon as `killWhen` is true; both are polled every 5 ms.
     static func runKiosk(
         _ arguments: [String], input: Data = Data(), memoryCap: Int = 1 << 30,
-        timeLimit: Duration = .seconds(120), interruptWhen: (@Sendable (String) -> Bool)? = nil
+        timeLimit: Duration = .seconds(120), interruptWhen: (@Sendable (String) -> Bool)? = nil,
+        killWhen: (@Sendable () -> Bool)? = nil
     ) async throws -> Outcome {
         let executable = try kioskExecutable
         return try await withCheckedThrowingContinuation { continuation in
@@ -59,7 +61,7 @@ enum ChildProcess {
                     with: Result {
                         try run(
                             executable, arguments, input: input, memoryCap: memoryCap, timeLimit: timeLimit,
-                            interruptWhen: interruptWhen)
+                            interruptWhen: interruptWhen, killWhen: killWhen)
                     })
             }
             thread.start()
@@ -68,7 +70,7 @@ enum ChildProcess {
 
     private static func run(
         _ executable: URL, _ arguments: [String], input: Data, memoryCap: Int,
-        timeLimit: Duration, interruptWhen: (@Sendable (String) -> Bool)?
+        timeLimit: Duration, interruptWhen: (@Sendable (String) -> Bool)?, killWhen: (@Sendable () -> Bool)?
     ) throws -> Outcome {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-child-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -98,6 +100,7 @@ enum ChildProcess {
         // `ru_maxrss`: posix_spawn starts the child in the parent's address space, and Linux counts that one too.
         var status: Int32 = 0
         var killed = false
+        var killedOnPurpose = false
         var peak = 0
         let deadline = ContinuousClock.now + timeLimit
         var interruptedAt: ContinuousClock.Instant?
@@ -117,6 +120,10 @@ enum ChildProcess {
                 interruptedAt = ContinuousClock.now
             }
             if done < 0, errno != EINTR { throw RawHTTP.Failure(description: "waitpid failed: errno \(errno)") }
+            if let killWhen, !killedOnPurpose, killWhen() {
+                kill(pid, SIGKILL)
+                killedOnPurpose = true
+            }
             if !killed, memory.resident > memoryCap || ContinuousClock.now > deadline {
                 kill(pid, SIGKILL)
                 killed = true

@@ -46,9 +46,10 @@ final class TestServer: Sendable {
     }
 
     /// Starts a server. `content` replaces the sample catalog (it is copied); `configure` adjusts the configuration
-    /// after the test defaults (port 0, temporary folders, no periodic reload) are set.
+    /// after the test defaults (port 0, temporary folders, no periodic reload) are set; `logger` replaces the
+    /// default one (`critical` only, or `KIOSK_TEST_LOG`), for a test that reads the server's log.
     static func start(
-        content: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
+        content: URL? = nil, logger: Logger? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-e2e-\(UUID().uuidString)")
         let contentDirectory = root.appendingPathComponent("content")
@@ -61,9 +62,10 @@ final class TestServer: Sendable {
         configuration.dataDirectory = dataDirectory
         configuration.reloadInterval = .zero
         configure(&configuration)
-        var logger = Logger(label: "kiosk.test")
-        logger.logLevel =
+        var defaultLogger = Logger(label: "kiosk.test")
+        defaultLogger.logLevel =
             ProcessInfo.processInfo.environment["KIOSK_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
+        let logger = logger ?? defaultLogger
         let server = try await KioskHTTPServer(configuration: configuration, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let task = Task {
@@ -83,10 +85,10 @@ final class TestServer: Sendable {
     /// Runs `body` against a fresh server, and stops the server and removes its folders afterwards, whether `body`
     /// returns or throws.
     static func with<T>(
-        content: URL? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
+        content: URL? = nil, logger: Logger? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        let server = try await start(content: content, configure: configure)
+        let server = try await start(content: content, logger: logger, configure: configure)
         do {
             let result = try await body(server)
             await server.stop()

@@ -194,6 +194,38 @@ struct FaultProfileTests {
         #expect(otherDownloads.count > 10)
     }
 
+    @Test func serverWideCorruptHitsOneDownloadOnlyOnce() throws {
+        let injector = FaultInjector(profile: .spec(try FaultSpec(parsing: "corrupt=random;throttle=1MiB/s")), seed: 11)
+        let sameDownload = (0..<50).compactMap { _ in injector.faults(requested: nil, download: 42) }
+        // Every request keeps the spec's other faults; only the first one corrupts.
+        #expect(sameDownload.count == 50)
+        #expect(sameDownload.allSatisfy { $0.throttle == 1 << 20 })
+        #expect(sameDownload.compactMap(\.corrupt) == [.random])
+        let otherDownloads = (0..<50).compactMap { injector.faults(requested: nil, download: 1000 + $0)?.corrupt }
+        #expect(otherDownloads.count == 50)
+    }
+
+    @Test func serverWideCorruptAloneInjectsNothingTheSecondTime() throws {
+        let injector = FaultInjector(profile: .spec(try FaultSpec(parsing: "corrupt=100")), seed: 12)
+        #expect(injector.faults(requested: nil, download: 7)?.corrupt == .bytes(100))
+        #expect(injector.faults(requested: nil, download: 7) == nil)
+        // A per-request spec is the client's own choice: it corrupts every time it is sent.
+        let requested = try FaultSpec(parsing: "corrupt=5")
+        #expect(injector.faults(requested: requested, download: 7)?.corrupt == .bytes(5))
+        #expect(injector.faults(requested: requested, download: 7)?.corrupt == .bytes(5))
+    }
+
+    @Test func corruptedDownloadsAreRememberedWithinABound() throws {
+        let injector = FaultInjector(profile: .spec(try FaultSpec(parsing: "corrupt")), seed: 13)
+        #expect(injector.faults(requested: nil, download: -1)?.corrupt == .random)
+        #expect(injector.faults(requested: nil, download: -1) == nil)
+        // Once the memory is full it starts over: a download may then be corrupted once more, never unboundedly.
+        for download in 0..<FaultInjector.corruptedDownloadsLimit {
+            _ = injector.faults(requested: nil, download: download)
+        }
+        #expect(injector.faults(requested: nil, download: -1)?.corrupt == .random)
+    }
+
     @Test func chaosProbabilityIsRoughlyHonoured() {
         let injector = FaultInjector(profile: .chaos(probability: 0.3), seed: 1)
         let hits = (0..<10_000).filter { _ in injector.chaos(probability: 0.3) != nil }.count

@@ -71,6 +71,11 @@ struct ContentRoutes {
             throw APIError.badRequest("The content path is not valid.")
         }
         let file = try await access.file(at: path, for: claims)
+        // One line per content request at `debug` (the path and range only: never the token): an access log for
+        // an operator tracing one client, and how the tests count the requests per file.
+        context.logger.debug(
+            "content request",
+            metadata: ["path": "\(request.uri.path)", "range": "\(request.headers[.range] ?? "none")"])
         let responseFaults = faults.flatMap { injector in
             injector.faults(
                 requested: requestedFaults,

@@ -1,0 +1,468 @@
+import Foundation
+import KioskCore
+
+/// One download, everything the client knows about it in one value: the journaled record (grant, files, proof),
+/// the lifecycle, the progress and the retry and speed bookkeeping. Only the ``DownloadCoordinator`` changes it.
+struct Download: Sendable {
+    /// The journaled fields; its `state` and `attempt` are the machine's (see ``record``).
+    private var stored: DownloadRecord
+    /// The lifecycle (state and attempt count).
+    var machine: DownloadStateMachine
+    /// Bytes, speed and time remaining.
+    var progress: DownloadProgress
+    /// The speed of the running transfer.
+    var estimator = SpeedEstimator()
+    /// When the last progress event was sent (progress events are throttled).
+    var lastProgressEvent: ContinuousClock.Instant?
+    /// The instant of the last progress sample applied (a sample that arrives late is dropped).
+    var lastProgressSample: ContinuousClock.Instant?
+
+    init(record: DownloadRecord, machine: DownloadStateMachine) {
+        stored = record
+        self.machine = machine
+        progress = DownloadProgress(
+            bytesWritten: record.verifiedLength, bytesExpected: record.grant?.totalLength ?? 0)
+    }
+
+    /// The record as the journal keeps it, with the machine's state and attempt count.
+    var record: DownloadRecord {
+        var record = stored
+        record.state = machine.state
+        record.attempt = machine.attempt
+        return record
+    }
+
+    var id: DownloadID { stored.id }
+    var productID: String { stored.productID }
+    var state: DownloadState { machine.state }
+
+    /// Applies a change of the grant or of the files.
+    mutating func apply(_ change: DownloadChange) { stored.apply(change) }
+
+    /// Takes a new proof of purchase and priority (the product was enqueued again).
+    mutating func update(proof: PurchaseProof, priority: DownloadPriority) {
+        stored.proof = proof
+        stored.priority = priority
+    }
+
+    /// What the engine starts from.
+    var work: DownloadWork {
+        DownloadWork(
+            productID: stored.productID, proof: stored.proof, grant: stored.grant,
+            grantReceivedAt: stored.grantReceivedAt, entityTags: stored.entityTags,
+            verifiedPaths: stored.verifiedPaths, integrityFailures: stored.integrityFailures,
+            verifiedChunks: stored.verifiedChunks)
+    }
+
+    /// The download as the app sees it.
+    var snapshot: DownloadSnapshot {
+        DownloadSnapshot(
+            id: stored.id, productID: stored.productID, version: stored.grant?.contentVersion, state: machine.state,
+            progress: progress, priority: stored.priority, createdAt: stored.createdAt)
+    }
+
+    /// Whether the download is stopped: it is not running and will not run without a call from the app.
+    var isStopped: Bool {
+        switch machine.state {
+        case .failed, .cancelled, .paused, .finished: true
+        default: false
+        }
+    }
+}
+
+/// Owns every download and the installed content, and decides what happens to them. Each event is a mutating
+/// method that returns the ``Action``s to carry out, in order; the ``KioskClient`` executes them (journal, tasks,
+/// timers, events, files) and has no state of its own about downloads. No I/O and no clock in here: times come in
+/// as arguments, so tests drive the coordinator with a mock executor.
+struct DownloadCoordinator: Sendable {
+    /// A side effect for the executor, carried out in the order returned.
+    enum Action: Sendable {
+        /// Append entries to the journal; with `synchronize`, wait until they are durable before going on.
+        case journal([JournalEntry], synchronize: Bool)
+        /// Start the engine on the download (a task that reports back with the engine's hooks).
+        case startTransfer(DownloadID, DownloadWork)
+        /// Cancel the download's transfer task, if any, and wait until it has ended.
+        case stopTransfer(DownloadID)
+        /// Arm (replacing any) the timer that calls ``DownloadCoordinator/retryDue(_:)`` at the date.
+        case armRetry(DownloadID, at: Date)
+        /// Disarm the download's retry timer, if any.
+        case disarmRetry(DownloadID)
+        /// Send an event to the app's streams and observers.
+        case emit(KioskEvent)
+        /// End every ``KioskClient/waitUntilInstalled(productID:)`` call waiting for the product.
+        case finishWaiters(productID: String, Result<InstalledContent, KioskError>)
+        /// Delete the product's staging folder (the bytes of its download).
+        case deleteStaging(productID: String)
+        /// Delete installed content's folder (never content moved out of the caches).
+        case deleteContent(InstalledContent)
+        /// Record the installed content's marker (what the reconciler checks).
+        case recordMarker(InstalledContent)
+        /// Forget the product's marker.
+        case forgetMarker(productID: String)
+        /// Offer free slots of the queue now (``DownloadCoordinator/schedule()``); after a stop, once it has ended.
+        case schedule
+    }
+
+    private(set) var downloads: [DownloadID: Download] = [:]
+    /// Installed content by product ID.
+    private(set) var installed: [String: InstalledContent] = [:]
+    private(set) var nextSequence: UInt64
+    private let queue: DownloadQueue
+    private let retryPolicy: RetryPolicy
+    private let progressInterval: Duration
+
+    /// Recovers the journal's downloads after a launch (a transfer that was running starts over from the bytes on
+    /// disk; a grant that fails today's checks is dropped) and its installed content.
+    init(
+        snapshot: JournalSnapshot, queue: DownloadQueue, retryPolicy: RetryPolicy, progressInterval: Duration,
+        grantLimits: GrantLimits
+    ) {
+        self.queue = queue
+        self.retryPolicy = retryPolicy
+        self.progressInterval = progressInterval
+        nextSequence = snapshot.nextSequence
+        for record in snapshot.downloads {
+            var machine = DownloadStateMachine(
+                state: record.state, attempt: record.attempt, maximumAttempts: retryPolicy.maximumAttempts)
+            _ = machine.recoverAfterLaunch()
+            downloads[record.id] = Download(record: record.droppingUnsafeGrant(limits: grantLimits), machine: machine)
+        }
+        for content in snapshot.installed { installed[content.productID] = content }
+    }
+
+    /// The journal's content now.
+    var journalSnapshot: JournalSnapshot {
+        JournalSnapshot(
+            nextSequence: nextSequence, downloads: ordered.map(\.record),
+            installed: installed.values.sorted { $0.productID < $1.productID })
+    }
+
+    /// Every download in queue order.
+    var ordered: [Download] { downloads.values.sorted { $0.record.sequence < $1.record.sequence } }
+
+    /// The product's latest download.
+    func live(for productID: String) -> Download? {
+        downloads.values.filter { $0.productID == productID }.max { $0.record.sequence < $1.record.sequence }
+    }
+
+    // MARK: - Events from the app
+
+    /// Enqueues a product. A live download of it takes the new proof and priority and is resumed; after a cancel,
+    /// once installed, or when there is none, a new download starts (older records of the product are forgotten).
+    mutating func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority, now: Date)
+        -> (DownloadID, [Action])
+    {
+        if var existing = live(for: productID), !Self.startsOver(existing.state) {
+            existing.update(proof: proof, priority: priority)
+            downloads[existing.id] = existing
+            let record = existing.record
+            var actions: [Action] = [
+                .journal(
+                    [
+                        .proof(
+                            id: existing.id, receipt: record.receipt, signedTransaction: record.signedTransaction,
+                            priority: priority)
+                    ], synchronize: false)
+            ]
+            actions += transition(existing.id) { $0.resume() }
+            return (existing.id, actions)
+        }
+        var actions: [Action] = []
+        for download in downloads.values where download.productID == productID { actions += forget(download.id) }
+        let id = DownloadID()
+        var record = DownloadRecord(
+            id: id, productID: productID, receipt: nil, signedTransaction: nil, priority: priority,
+            sequence: nextSequence, state: .waiting, attempt: 0, grant: nil, entityTags: [:], verifiedPaths: [],
+            integrityFailures: [:], createdAt: now)
+        record.proof = proof
+        nextSequence += 1
+        let download = Download(
+            record: record, machine: DownloadStateMachine(maximumAttempts: retryPolicy.maximumAttempts))
+        downloads[id] = download
+        actions += [.journal([.created(download.record)], synchronize: false), .emit(.stateChanged(download.snapshot))]
+        actions += schedule()
+        return (id, actions)
+    }
+
+    /// Pauses a download (the app, or a full disk): its transfer stops, its bytes stay.
+    mutating func pause(_ id: DownloadID, reason: PauseReason) -> [Action] {
+        guard downloads[id] != nil else { return [] }
+        return transition(id) { $0.pause(reason) } + [.disarmRetry(id), .stopTransfer(id), .schedule]
+    }
+
+    /// Resumes a paused or failed download.
+    mutating func resume(_ id: DownloadID) -> [Action] {
+        transition(id) { $0.resume() }
+    }
+
+    /// Cancels a download: its transfer stops, then its bytes and its grant are dropped and its waiters told.
+    mutating func cancel(_ id: DownloadID) -> [Action] {
+        var accepted = false
+        var actions = transition(id) { machine in
+            let action = machine.cancel()
+            if case .stopTransferAndDeleteBytes = action { accepted = true }
+            return action
+        }
+        guard accepted, var download = downloads[id] else { return actions }
+        download.apply(.grant(nil, receivedAt: nil))
+        download.progress.bytesWritten = 0
+        downloads[id] = download
+        actions += [
+            .disarmRetry(id), .stopTransfer(id), .deleteStaging(productID: download.productID),
+            .journal([.changed(id: id, .grant(nil, receivedAt: nil))], synchronize: false),
+            .finishWaiters(productID: download.productID, .failure(.cancelled(productID: download.productID))),
+            .schedule,
+        ]
+        return actions
+    }
+
+    /// Forgets a failed or cancelled download and deletes what it left; `nil` for any other state.
+    mutating func dismiss(_ id: DownloadID) -> [Action]? {
+        guard let download = downloads[id] else { return nil }
+        switch download.state {
+        case .failed, .cancelled: return forget(id) + [.deleteStaging(productID: download.productID)]
+        default: return nil
+        }
+    }
+
+    /// The retry timer of a download fired.
+    mutating func retryDue(_ id: DownloadID) -> [Action] {
+        transition(id) { $0.retryDue() }
+    }
+
+    /// Starts waiting downloads while the queue has free slots.
+    mutating func schedule() -> [Action] {
+        var activeCount = 0
+        var waiting: [DownloadQueue.Entry] = []
+        for download in downloads.values {
+            switch download.state {
+            case .active, .verifying: activeCount += 1
+            case .waiting:
+                waiting.append(
+                    .init(id: download.id, priority: download.record.priority, sequence: download.record.sequence))
+            default: break
+            }
+        }
+        var actions: [Action] = []
+        for id in queue.toStart(waiting: waiting, activeCount: activeCount) {
+            actions += transition(id) { $0.start() }
+        }
+        return actions
+    }
+
+    // MARK: - Events from the transfer
+
+    /// The engine changed the download's grant or files (new grant, validator, verified file, integrity failure).
+    /// Returns the journal entries (the executor appends them with the files they must make durable) and what
+    /// follows: a checkpoint is progress, so the attempt count starts over. Ignored once the download is cancelled
+    /// (its grant and bytes are gone).
+    mutating func checkpoint(_ id: DownloadID, _ changes: [DownloadChange]) -> ([JournalEntry], [Action]) {
+        guard var download = downloads[id], download.state != .cancelled else { return ([], []) }
+        for change in changes { download.apply(change) }
+        if let total = download.record.grant?.totalLength { download.progress.bytesExpected = total }
+        downloads[id] = download
+        return (changes.map { .changed(id: id, $0) }, madeProgress(id))
+    }
+
+    /// Bytes kept are progress: the attempt count starts over.
+    private mutating func madeProgress(_ id: DownloadID) -> [Action] {
+        guard case .active? = downloads[id]?.state else { return [] }
+        return transition(id) { machine in
+            machine.madeProgress()
+            return .none
+        }
+    }
+
+    /// The engine reports `written` of `expected` bytes at `instant`. Updates the speed and time remaining, and
+    /// sends a progress event at most every `progressInterval` (and when complete).
+    mutating func progress(
+        _ id: DownloadID, written: Int64, expected: Int64, at instant: ContinuousClock.Instant,
+        since epoch: ContinuousClock.Instant,
+        now: ContinuousClock.Instant
+    ) -> [Action] {
+        guard var download = downloads[id], case .active = download.state else { return [] }
+        if let last = download.lastProgressSample, instant < last { return [] }  // a report that arrived late
+        download.lastProgressSample = instant
+        // Bytes kept on disk are progress: an attempt that made some does not count towards the retry limit, and
+        // the backoff starts over (a network that cuts every connection after a few MiB still gets there).
+        var actions: [Action] = []
+        let progressed = written > download.progress.bytesWritten && download.machine.attempt > 0
+        download.progress.bytesWritten = written
+        download.progress.bytesExpected = expected
+        download.estimator.record(bytes: written, at: (instant - epoch).timeInterval)
+        download.progress.bytesPerSecond = download.estimator.bytesPerSecond ?? 0
+        download.progress.timeRemaining = download.estimator.timeRemaining(forRemaining: expected - written)
+        let due = download.lastProgressEvent.map { now - $0 >= progressInterval } ?? true
+        if due || written >= expected { download.lastProgressEvent = now }
+        downloads[id] = download
+        if progressed { actions += madeProgress(id) }
+        if due || written >= expected, let snapshot = downloads[id]?.snapshot {
+            actions.append(.emit(.progress(snapshot)))
+        }
+        return actions
+    }
+
+    /// Every file is here: `active` → `verifying`. Returns `false` when the download is no longer wanted.
+    mutating func transferCompleted(_ id: DownloadID) -> (Bool, [Action]) {
+        var accepted = false
+        let actions = transition(id) { machine in
+            let action = machine.transferCompleted()
+            if case .verifyAndInstall = action { accepted = true }
+            return action
+        }
+        return (accepted, actions)
+    }
+
+    /// The transfer task ended, with the installed content or an error.
+    mutating func transferEnded(_ id: DownloadID, _ result: Result<InstalledContent, any Error>, now: Date) -> [Action]
+    {
+        guard var download = downloads[id] else { return [.schedule] }
+        let before = download.machine
+        var actions: [Action] = []
+        switch result {
+        case .success(let content):
+            if case .active = download.state { _ = download.machine.transferCompleted() }
+            guard case .reportInstalled = download.machine.installed() else {
+                // Cancelled while the content was being moved into place: the app does not want it.
+                return [.deleteContent(content), .schedule]
+            }
+            if let previous = installed[content.productID], previous.directory != content.directory {
+                actions.append(.deleteContent(previous))
+            }
+            installed[content.productID] = content
+            download.progress.bytesWritten = content.totalLength
+            download.progress.bytesExpected = content.totalLength
+            downloads[id] = download
+            actions += [.recordMarker(content), .journal([.installed(content)], synchronize: false)]
+            actions += committed(id, previous: before)
+            // The app is told only once the journal says so.
+            actions += [
+                .journal([], synchronize: true), .emit(.installed(content)),
+                .finishWaiters(productID: content.productID, .success(content)),
+            ]
+        case .failure(let error):
+            guard !(error is CancellationError) else { break }
+            let kioskError = (error as? KioskError) ?? .fileSystem(path: download.productID, underlying: "\(error)")
+            let action: DownloadStateMachine.Action
+            switch download.state {
+            case .verifying: action = download.machine.verificationFailed(kioskError)
+            case .active: action = download.machine.transferFailed(kioskError, now: now, policy: retryPolicy)
+            default: action = .none  // paused or cancelled meanwhile: the stop was intentional
+            }
+            downloads[id] = download
+            actions += committed(id, previous: before)
+            actions += perform(action, for: id)
+        }
+        actions.append(.schedule)
+        return actions
+    }
+
+    // MARK: - Installed content
+
+    /// Installed content whose files vanished: forgotten, with the finished downloads that pointed at it.
+    mutating func contentVanished(_ vanished: [InstalledContent]) -> [Action] {
+        var actions: [Action] = []
+        for content in vanished {
+            installed[content.productID] = nil
+            actions.append(.journal([.removed(productID: content.productID)], synchronize: false))
+            for download in downloads.values where download.productID == content.productID {
+                if case .finished = download.state { actions += forget(download.id) }
+            }
+            actions.append(.emit(.removed(productID: content.productID, version: content.version)))
+        }
+        return actions
+    }
+
+    /// The app removed a product's content: it and its finished downloads are forgotten.
+    mutating func removeContent(of productID: String) -> (InstalledContent, [Action])? {
+        guard let content = installed.removeValue(forKey: productID) else { return nil }
+        var actions: [Action] = [.deleteContent(content), .forgetMarker(productID: productID)]
+        for download in downloads.values where download.productID == productID && download.state == .finished {
+            actions += forget(download.id)
+        }
+        actions += [
+            .journal([.removed(productID: productID)], synchronize: true),
+            .emit(.removed(productID: productID, version: content.version)),
+        ]
+        return (content, actions)
+    }
+
+    /// Installed content now lives elsewhere (moved out of the caches).
+    mutating func contentMoved(_ content: InstalledContent) -> [Action] {
+        installed[content.productID] = content
+        return [.recordMarker(content), .journal([.installed(content)], synchronize: true)]
+    }
+
+    // MARK: - Internals
+
+    /// Whether enqueueing a product whose download is in `state` starts a new download rather than resuming it:
+    /// after a cancel, and once installed (a newer version may exist).
+    private static func startsOver(_ state: DownloadState) -> Bool {
+        switch state {
+        case .cancelled, .finished: true
+        default: false
+        }
+    }
+
+    /// Sends one event to a download's machine, keeps the result and returns what follows.
+    private mutating func transition(
+        _ id: DownloadID, _ event: (inout DownloadStateMachine) -> DownloadStateMachine.Action
+    )
+        -> [Action]
+    {
+        guard var download = downloads[id] else { return [] }
+        let before = download.machine
+        let action = event(&download.machine)
+        downloads[id] = download
+        return committed(id, previous: before) + perform(action, for: id)
+    }
+
+    /// Journals the machine's state when it changed (or its attempt count), resets the speed when the download
+    /// leaves `active`, and tells the app about a new state.
+    private mutating func committed(_ id: DownloadID, previous: DownloadStateMachine?) -> [Action] {
+        guard var download = downloads[id] else { return [] }
+        let changed = previous?.state != download.state
+        var actions: [Action] = []
+        if changed || previous?.attempt != download.machine.attempt {
+            actions.append(
+                .journal([.state(id: id, download.state, attempt: download.machine.attempt)], synchronize: false))
+        }
+        guard changed else { return actions }
+        if download.state != .active {
+            download.progress.bytesPerSecond = 0
+            download.progress.timeRemaining = nil
+            download.estimator = SpeedEstimator()
+            downloads[id] = download
+        }
+        actions.append(.emit(.stateChanged(download.snapshot)))
+        return actions
+    }
+
+    /// What the machine's action means for the executor.
+    private func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) -> [Action] {
+        switch action {
+        case .none, .rejected, .verifyAndInstall, .reportInstalled:
+            return []
+        case .enqueue:
+            return [.schedule]
+        case .startTransfer:
+            guard let download = downloads[id] else { return [] }
+            var work = download.work
+            work.installed = installed[download.productID]
+            return [.startTransfer(id, work)]
+        case .stopTransfer, .stopTransferAndDeleteBytes:
+            return []  // pause and cancel stop the transfer themselves, in order with the rest of their work
+        case .scheduleRetry(let date):
+            return [.armRetry(id, at: date)]
+        case .reportFailure(let error):
+            guard let download = downloads[id] else { return [] }
+            return [.finishWaiters(productID: download.productID, .failure(error))]
+        }
+    }
+
+    /// Drops a download from memory and from the journal.
+    private mutating func forget(_ id: DownloadID) -> [Action] {
+        guard downloads.removeValue(forKey: id) != nil else { return [] }
+        return [.journal([.forgotten(id: id)], synchronize: false)]
+    }
+}

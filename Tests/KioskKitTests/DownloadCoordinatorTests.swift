@@ -1,0 +1,296 @@
+import Foundation
+import KioskCore
+import Testing
+
+@testable import KioskKit
+
+/// Carries out a coordinator's actions the way ``KioskClient`` does, but into a log of short lines: `.schedule`
+/// asks the coordinator again, everything else is written down in order.
+struct MockExecutor {
+    var coordinator: DownloadCoordinator
+    var log: [String] = []
+    var journal: [JournalEntry] = []
+    var running: Set<DownloadID> = []
+
+    mutating func run(_ actions: [DownloadCoordinator.Action]) {
+        for action in actions {
+            switch action {
+            case .journal(let entries, let synchronize):
+                journal += entries
+                for entry in entries { log.append("journal \(Self.describe(entry))") }
+                if synchronize { log.append("sync") }
+            case .startTransfer(let id, let work):
+                running.insert(id)
+                log.append("start \(work.productID)")
+            case .stopTransfer(let id):
+                running.remove(id)
+                log.append("stop \(name(id))")
+            case .armRetry(let id, let date):
+                log.append("arm \(name(id)) +\(Int(date.timeIntervalSince(DownloadCoordinatorTests.now)))s")
+            case .disarmRetry(let id):
+                log.append("disarm \(name(id))")
+            case .emit(let event):
+                switch event {
+                case .stateChanged(let snapshot): log.append("state \(snapshot.productID) \(snapshot.state.name)")
+                case .progress(let snapshot):
+                    log.append("progress \(snapshot.productID) \(snapshot.progress.bytesWritten)")
+                case .installed(let content): log.append("installed \(content.productID)")
+                case .removed(let productID, _): log.append("removed \(productID)")
+                }
+            case .finishWaiters(let productID, let result):
+                switch result {
+                case .success: log.append("waiters \(productID) ok")
+                case .failure(let error): log.append("waiters \(productID) \(error.code)")
+                }
+            case .deleteStaging(let productID): log.append("delete staging \(productID)")
+            case .deleteContent(let content): log.append("delete content \(content.productID) \(content.version)")
+            case .recordMarker(let content): log.append("marker \(content.productID)")
+            case .forgetMarker(let productID): log.append("forget marker \(productID)")
+            case .schedule: run(coordinator.schedule())
+            }
+        }
+    }
+
+    /// Runs an event and returns the log lines it produced.
+    mutating func event(_ body: (inout DownloadCoordinator) -> [DownloadCoordinator.Action]) -> [String] {
+        let start = log.count
+        let actions = body(&coordinator)
+        run(actions)
+        return Array(log[start...])
+    }
+
+    @discardableResult
+    mutating func enqueue(_ productID: String) -> DownloadID {
+        let (id, actions) = coordinator.enqueue(
+            productID: productID, proof: .receipt("cmVjZWlwdA=="), priority: .normal, now: DownloadCoordinatorTests.now)
+        run(actions)
+        return id
+    }
+
+    func name(_ id: DownloadID) -> String { coordinator.downloads[id]?.productID ?? "?" }
+
+    static func describe(_ entry: JournalEntry) -> String {
+        switch entry {
+        case .created(let record): "created \(record.productID)"
+        case .state(_, let state, let attempt): "state \(state.name) \(attempt)"
+        case .proof: "proof"
+        case .changed(_, let change):
+            switch change {
+            case .grant(let grant, _): "grant \(grant?.contentVersion ?? "none")"
+            case .verified(let path): "verified \(path)"
+            case .entityTag: "etag"
+            case .integrityFailures: "failures"
+            case .discarded: "discarded"
+            case .chunkVerified(let path, let index): "chunk \(index) of \(path)"
+            }
+        case .forgotten: "forgotten"
+        case .installed(let content): "installed \(content.productID) \(content.version)"
+        case .removed(let productID): "removed \(productID)"
+        }
+    }
+}
+
+@Suite("DownloadCoordinator")
+struct DownloadCoordinatorTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let policy = RetryPolicy(baseDelay: 1, maximumDelay: 60, maximumAttempts: 3)
+    let network = KioskError.network(code: -1005, underlying: "lost")
+
+    func executor(slots: Int = 1, snapshot: JournalSnapshot = JournalSnapshot()) -> MockExecutor {
+        MockExecutor(
+            coordinator: DownloadCoordinator(
+                snapshot: snapshot, queue: DownloadQueue(maximumConcurrent: slots), retryPolicy: policy,
+                progressInterval: .milliseconds(100), grantLimits: GrantLimits()))
+    }
+
+    func content(_ productID: String, version: String = "1.0") -> InstalledContent {
+        InstalledContent(
+            productID: productID, version: version,
+            directory: URL(fileURLWithPath: "/tmp/kiosk-tests/Content/\(productID)/\(version)"),
+            files: [InstalledFile(path: "a.bin", length: 10, sha256: String(repeating: "0", count: 64))],
+            installedAt: Self.now)
+    }
+
+    @Test func enqueueStartsWithinTheQueueSlotsAndAnInstallStartsTheNext() {
+        var executor = executor(slots: 1)
+        let first = executor.enqueue("p1")
+        executor.enqueue("p2")
+        #expect(
+            executor.log == [
+                "journal created p1", "state p1 waiting", "journal state active 0", "state p1 active", "start p1",
+                "journal created p2", "state p2 waiting",
+            ])
+        let (accepted, verifying) = executor.coordinator.transferCompleted(first)
+        #expect(accepted)
+        executor.run(verifying)
+        let lines = executor.event { $0.transferEnded(first, .success(content("p1")), now: Self.now) }
+        #expect(
+            lines == [
+                "marker p1", "journal installed p1 1.0", "journal state finished 0", "state p1 finished", "sync",
+                "installed p1", "waiters p1 ok", "journal state active 0", "state p2 active", "start p2",
+            ])
+        #expect(executor.coordinator.installed["p1"]?.version == "1.0")
+    }
+
+    @Test func pauseStopsTheTransferBeforeOfferingTheSlot() {
+        var executor = executor(slots: 1)
+        let first = executor.enqueue("p1")
+        executor.enqueue("p2")
+        let lines = executor.event { $0.pause(first, reason: .user) }
+        #expect(
+            lines == [
+                "journal state paused 0", "state p1 paused", "disarm p1", "stop p1", "journal state active 0",
+                "state p2 active", "start p2",
+            ])
+        #expect(executor.running.map(executor.name) == ["p2"])
+    }
+
+    @Test func aTransientFailureArmsARetryAndProgressResetsTheAttemptCount() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        let failed = executor.event { $0.transferEnded(id, .failure(network), now: Self.now) }
+        #expect(failed.first == "journal state waiting_to_retry 1")
+        #expect(failed.contains("arm p1 +1s") || failed.contains("arm p1 +0s"))
+        let due = executor.event { $0.retryDue(id) }
+        #expect(
+            due == [
+                "journal state waiting 1", "state p1 waiting", "journal state active 1", "state p1 active", "start p1",
+            ])
+        // Bytes that grow are progress: the attempt count starts over (journaled), and an event goes out.
+        let epoch = ContinuousClock.now
+        let lines = executor.event {
+            $0.progress(
+                id, written: 1_000, expected: 10_000, at: epoch + .seconds(1), since: epoch, now: epoch + .seconds(1))
+        }
+        #expect(lines == ["journal state active 0", "progress p1 1000"])
+        #expect(executor.coordinator.downloads[id]?.machine.attempt == 0)
+    }
+
+    @Test func attemptsWithoutProgressExhaustTheRetriesAndTellTheWaiters() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        var last: [String] = []
+        for _ in 0..<3 {
+            last = executor.event { $0.transferEnded(id, .failure(network), now: Self.now) }
+            _ = executor.event { $0.retryDue(id) }
+        }
+        #expect(last.contains("waiters p1 network"))
+        #expect(executor.coordinator.downloads[id]?.state.name == "failed")
+    }
+
+    @Test func progressEventsAreThrottledAndLateSamplesDropped() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        let epoch = ContinuousClock.now
+        func report(_ bytes: Int64, sample: Int, now: Int) -> [String] {
+            executor.event {
+                $0.progress(
+                    id, written: bytes, expected: 1_000, at: epoch + .milliseconds(sample), since: epoch,
+                    now: epoch + .milliseconds(now))
+            }
+        }
+        #expect(report(100, sample: 10, now: 10) == ["progress p1 100"])
+        #expect(report(200, sample: 50, now: 50) == [])  // within 100 ms of the last event
+        #expect(report(150, sample: 40, now: 60) == [])  // sampled before the last one applied: dropped
+        #expect(executor.coordinator.downloads[id]?.progress.bytesWritten == 200)
+        #expect(report(300, sample: 120, now: 120) == ["progress p1 300"])
+        #expect(report(1_000, sample: 130, now: 130) == ["progress p1 1000"])  // complete: always sent
+    }
+
+    @Test func cancelStopsThenDeletesAndLateCheckpointsAreIgnored() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        let grant = Grant(
+            productID: "p1", contentVersion: "1.0", totalLength: 10, expiresAt: Self.now, token: "t",
+            files: [
+                GrantFile(
+                    path: "a.bin", length: 10, sha256: String(repeating: "0", count: 64),
+                    url: "/v1/content/p1/1.0/a.bin")
+            ])
+        let (entries, _) = executor.coordinator.checkpoint(id, [.grant(grant, receivedAt: Self.now)])
+        #expect(entries.count == 1)
+        let lines = executor.event { $0.cancel(id) }
+        #expect(
+            lines == [
+                "journal state cancelled 0", "state p1 cancelled", "disarm p1", "stop p1", "delete staging p1",
+                "journal grant none", "waiters p1 cancelled",
+            ])
+        let (late, actions) = executor.coordinator.checkpoint(id, [.verified(path: "a.bin")])
+        #expect(late.isEmpty && actions.isEmpty)
+        #expect(executor.coordinator.downloads[id]?.record.grant == nil)
+        // A second cancel changes nothing.
+        #expect(executor.event { $0.cancel(id) }.isEmpty)
+    }
+
+    @Test func enqueueAfterCancelOrInstallStartsANewDownloadAndForgetsTheOld() {
+        var executor = executor()
+        let first = executor.enqueue("p1")
+        _ = executor.event { $0.cancel(first) }
+        let second = executor.enqueue("p1")
+        #expect(second != first)
+        #expect(executor.coordinator.downloads[first] == nil)
+        #expect(executor.journal.contains { if case .forgotten(first) = $0 { true } else { false } })
+        // Enqueueing a live download again resumes it instead.
+        _ = executor.event { $0.pause(second, reason: .user) }
+        #expect(executor.enqueue("p1") == second)
+        #expect(executor.coordinator.downloads[second]?.state == .active)
+    }
+
+    @Test func aStopThatEndsWithCancellationChangesNothing() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        _ = executor.event { $0.pause(id, reason: .user) }
+        let lines = executor.event { $0.transferEnded(id, .failure(CancellationError()), now: Self.now) }
+        #expect(lines.isEmpty)
+        #expect(executor.coordinator.downloads[id]?.state == .paused(.user))
+    }
+
+    @Test func aFailedVerificationFailsTheDownload() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        executor.run(executor.coordinator.transferCompleted(id).1)
+        let integrity = KioskError.integrity(
+            productID: "p1", path: "a.bin", expectedSHA256: "00", actualSHA256: "11")
+        let lines = executor.event { $0.transferEnded(id, .failure(integrity), now: Self.now) }
+        #expect(lines == ["journal state failed 0", "state p1 failed", "waiters p1 integrity"])
+    }
+
+    @Test func aRelaunchRestartsWhatWasRunningAndKeepsWhatWasPaused() {
+        var snapshot = JournalSnapshot()
+        for (index, (product, state)) in [("p1", DownloadState.active), ("p2", .paused(.user))].enumerated() {
+            var record = DownloadRecord(
+                id: DownloadID(), productID: product, receipt: "cmVjZWlwdA==", signedTransaction: nil,
+                priority: .normal, sequence: UInt64(index), state: state, attempt: 0, grant: nil, entityTags: [:],
+                verifiedPaths: [], integrityFailures: [:], createdAt: Self.now)
+            record.state = state
+            snapshot.downloads.append(record)
+        }
+        snapshot.nextSequence = 2
+        var executor = executor(slots: 2, snapshot: snapshot)
+        #expect(executor.coordinator.journalSnapshot.downloads.map(\.state.name) == ["waiting", "paused"])
+        let lines = executor.event { $0.schedule() }
+        #expect(lines == ["journal state active 0", "state p1 active", "start p1"])
+    }
+
+    @Test func vanishedContentForgetsItsFinishedDownload() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        executor.run(executor.coordinator.transferCompleted(id).1)
+        executor.run(executor.coordinator.transferEnded(id, .success(content("p1")), now: Self.now))
+        let lines = executor.event { $0.contentVanished([content("p1")]) }
+        #expect(lines == ["journal removed p1", "journal forgotten", "removed p1"])
+        #expect(executor.coordinator.downloads.isEmpty && executor.coordinator.installed.isEmpty)
+    }
+
+    @Test func aNewVersionReplacesTheOldOneOnDisk() {
+        var executor = executor()
+        let first = executor.enqueue("p1")
+        executor.run(executor.coordinator.transferCompleted(first).1)
+        executor.run(executor.coordinator.transferEnded(first, .success(content("p1")), now: Self.now))
+        let second = executor.enqueue("p1")
+        executor.run(executor.coordinator.transferCompleted(second).1)
+        let lines = executor.event { $0.transferEnded(second, .success(content("p1", version: "2.0")), now: Self.now) }
+        #expect(lines.first == "delete content p1 1.0")
+        #expect(executor.coordinator.installed["p1"]?.version == "2.0")
+    }
+}
