@@ -50,7 +50,8 @@ struct Download: Sendable {
         DownloadWork(
             productID: stored.productID, proof: stored.proof, grant: stored.grant,
             grantReceivedAt: stored.grantReceivedAt, entityTags: stored.entityTags,
-            verifiedPaths: stored.verifiedPaths, integrityFailures: stored.integrityFailures)
+            verifiedPaths: stored.verifiedPaths, integrityFailures: stored.integrityFailures,
+            verifiedChunks: stored.verifiedChunks)
     }
 
     /// The download as the app sees it.

@@ -12,21 +12,30 @@ struct DownloadWork: Sendable, Hashable, DownloadFileState {
     var entityTags: [String: String]
     var verifiedPaths: Set<String>
     var integrityFailures: [String: Int]
+    /// The chunks verified in each part file, by index (see ``DownloadRecord/chunks``).
+    var verifiedChunks: [String: Set<Int>] = [:]
     /// The product's installed content when the transfer started (not journaled): when the grant names the same
     /// version, there is nothing to download.
     var installed: InstalledContent? = nil
-    /// The bytes of ``verifiedPaths`` (not journaled): kept up to date as files are verified, so that progress
-    /// never scans the product's files.
+    /// The bytes of ``verifiedPaths`` and ``verifiedChunks`` (not journaled): kept up to date as files and chunks are
+    /// verified, so that progress never scans the product's files.
     var verifiedBytes: Int64 = 0
 
-    /// Applies `change` and keeps ``verifiedBytes`` up to date. A verified file costs O(1): the engine passes its
-    /// length; a grant change recounts; a discarded file (grant renewals only) looks its length up.
-    mutating func record(_ change: DownloadChange, length: Int64 = 0) {
+    /// Applies `change` and keeps ``verifiedBytes`` up to date. A verified file or chunk costs O(1) (plus the file's
+    /// verified chunks, for a file fetched by chunks): the engine passes the file; a grant change recounts; a
+    /// discarded file (grant renewals only) looks its length up.
+    mutating func record(_ change: DownloadChange, file: GrantFile? = nil) {
         var delta: Int64 = 0
         switch change {
-        case .verified(let path) where !verifiedPaths.contains(path): delta = length
-        case .discarded(let path) where verifiedPaths.contains(path):
-            delta = -(grant?.files.first { $0.path == path }?.length ?? 0)
+        case .verified(let path) where !verifiedPaths.contains(path):
+            if let file { delta = file.length - verifiedChunkLength(of: file) }
+        case .discarded(let path):
+            if let file = file ?? grant?.files.first(where: { $0.path == path }) {
+                delta = -(verifiedPaths.contains(path) ? file.length : verifiedChunkLength(of: file))
+            }
+        case .chunkVerified(let path, let index)
+        where !verifiedPaths.contains(path) && verifiedChunks[path]?.contains(index) != true:
+            if let chunks = file?.chunks, chunks.indices.contains(index) { delta = chunks[index].length }
         default: break
         }
         apply(change)
@@ -66,6 +75,10 @@ struct DownloadEngine: Sendable {
     let budget: ConnectionBudget
     /// Free bytes on the cache volume (`nil` when unknown).
     let availableSpace: @Sendable (URL) -> Int64?
+    /// The most chunk requests of one file in flight at once (each also holds a permit of ``budget``).
+    var connectionsPerFile = 4
+    /// The transfer blocks of chunk requests, reused from chunk to chunk (see ``TransferBlocks``).
+    let rangeBlocks = BlockPool()
 
     /// Downloads and installs `work.productID`. Returns the installed content.
     func run(_ initial: DownloadWork, hooks: EngineHooks) async throws -> InstalledContent {
@@ -86,6 +99,7 @@ struct DownloadEngine: Sendable {
             }
             try createDirectory(staging, known: &folders)
             let onDisk = removeStrays(in: staging, grant: grant)
+            try await forgetChunksMissingOnDisk(&work, onDisk: onDisk, hooks: hooks)
 
             // Disk space: the bytes still to fetch must fit (a part file already on disk is counted as missing).
             hooks.progress(work.verifiedBytes, grant.totalLength)
@@ -113,13 +127,15 @@ struct DownloadEngine: Sendable {
                             file: file, grant: grant, grantReceivedAt: work.grantReceivedAt,
                             productID: work.productID, entityTag: work.entityTags[file.path],
                             integrityFailures: work.integrityFailures[file.path] ?? 0,
-                            finalSize: onDisk[file.path], partSize: onDisk[file.path + ".part"] ?? 0)
+                            finalSize: onDisk[file.path], partSize: onDisk[file.path + ".part"] ?? 0,
+                            verifiedChunks: work.verifiedChunks[file.path] ?? [],
+                            verifiedChunkBytes: work.verifiedChunkLength(of: file))
                         group.addTask { await fetchAndVerify(job, tally: tally, hooks: hooks) }
                         running += 1
                     }
                     guard let outcome = try await group.next() else { break }
                     running -= 1
-                    for change in outcome.changes { work.record(change, length: outcome.file.length) }
+                    for change in outcome.changes { work.record(change, file: outcome.file) }
                     switch outcome.error {
                     case nil:
                         renewalsWithoutProgress = 0
@@ -182,9 +198,14 @@ struct DownloadEngine: Sendable {
         var outcome = FileOutcome(file: job.file)
         do {
             try await fetchAndVerify(job, outcome: &outcome, tally: tally, hooks: hooks)
-            tally.settle(job.file.path, verifiedLength: job.file.length)
+            tally.settle(job.file.path, adding: job.file.length - job.verifiedChunkBytes)
         } catch {
-            tally.settle(job.file.path, verifiedLength: nil)
+            // Chunks verified before the failure stay verified (journaled): they count.
+            let kept = outcome.changes.reduce(Int64(0)) { total, change in
+                guard case .chunkVerified(_, let index) = change, let chunks = job.file.chunks else { return total }
+                return total + chunks[index].length
+            }
+            tally.settle(job.file.path, adding: kept)
             outcome.error = error
         }
         return outcome
@@ -202,17 +223,26 @@ struct DownloadEngine: Sendable {
         var entityTag = job.entityTag
         var failures = job.integrityFailures
 
+        let chunks = GrantValidation.chunks(of: file, in: grant)
         // A crash between "renamed" and "journaled": the file is already in place; its bytes may not be durable.
         if let size = job.finalSize {
-            if size == file.length,
-                (try? FileHashing.sha256(of: final, fileSystem: fileSystem)) == file.sha256.lowercased()
-            {
+            if size == file.length, stagedFileMatches(final, file: file, chunks: chunks, verified: job.verifiedChunks) {
                 outcome.changes.append(.verified(path: file.path))
                 await hooks.checkpoint(
                     [.verified(path: file.path)], folder, UnsyncedFile(final, fileSystem: fileSystem))
                 return
             }
             fileSystem.remove(final)
+        }
+
+        if let chunks {
+            let writer = try fetcher.writerFactory.open(part, min(job.partSize, file.length))
+            if let positional = writer as? any PositionalPartFileWriter {
+                try await fetchByChunks(
+                    job, chunks: chunks, url: url, into: positional, outcome: &outcome, tally: tally, hooks: hooks)
+                return
+            }
+            writer.close()  // a writer that only appends: the file is fetched whole, in order
         }
 
         var have = job.partSize
@@ -320,6 +350,132 @@ struct DownloadEngine: Sendable {
         }
     }
 
+    /// Forgets the verified chunks of a file whose part file no longer reaches them (deleted or truncated behind
+    /// KioskKit's back): they are fetched again rather than trusted. Nothing is read: a chunk journaled as verified
+    /// was fsynced before its record, so a part long enough holds it. O(files with verified chunks).
+    private func forgetChunksMissingOnDisk(
+        _ work: inout DownloadWork, onDisk: [String: Int64], hooks: EngineHooks
+    ) async throws {
+        guard let grant = work.grant, !work.verifiedChunks.isEmpty else { return }
+        var changes: [DownloadChange] = []
+        for file in grant.files {
+            guard let indexes = work.verifiedChunks[file.path], let chunks = file.chunks else { continue }
+            let end =
+                indexes.map { chunks.indices.contains($0) ? chunks[$0].offset + chunks[$0].length : .max }.max() ?? 0
+            if (onDisk[file.path + ".part"] ?? 0) < end, onDisk[file.path] != file.length {
+                changes.append(.discarded(path: file.path))
+            }
+        }
+        guard !changes.isEmpty else { return }
+        for change in changes { work.record(change) }
+        await hooks.checkpoint(changes, nil, nil)
+    }
+
+    /// Fetches the chunks of a file not yet verified, up to ``connectionsPerFile`` at once (each holding a permit of
+    /// the budget), into its part file at their offsets; hashes each as it arrives and journals it once its bytes are
+    /// durable. A chunk that does not match is fetched again on its own; a second mismatch is an integrity error
+    /// naming the file. Once every chunk is verified, the part becomes the file, without hashing it whole: the
+    /// chunk hashes, which the same grant authenticates, prove its bytes.
+    private func fetchByChunks(
+        _ job: FileJob, chunks: [GrantChunk], url: URL, into writer: any PositionalPartFileWriter,
+        outcome: inout FileOutcome, tally: ProgressTally, hooks: EngineHooks
+    ) async throws {
+        let file = job.file
+        let grant = job.grant
+        let part = layout.partFile(productID: job.productID, path: file.path)
+        let final = layout.stagedFile(productID: job.productID, path: file.path)
+        let pending = ChunkPlan.pending(chunkCount: chunks.count, verified: job.verifiedChunks)
+        let lanes = ChunkPlan.lanes(pending: pending.count, perFile: connectionsPerFile, budget: budget.limit)
+        let shared = UnsyncedFile(shared: writer)
+        let cursor = Locked(pending.makeIterator())
+        let verified = Locked((indexes: [Int](), bytes: Int64(0)))
+        let fetcher = self.fetcher
+        let budget = self.budget
+        let rangeBlocks = self.rangeBlocks
+        let productID = job.productID
+        let receivedAt = job.grantReceivedAt
+        var failure: (any Error)?
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<lanes {
+                    group.addTask {
+                        while let index = cursor.withLock({ $0.next() }) {
+                            let chunk = chunks[index]
+                            var mismatches = 0
+                            while true {
+                                try Task.checkCancellation()
+                                if GrantValidation.trustedUntil(grant, receivedAt: receivedAt) <= Date() {
+                                    throw KioskError.server(
+                                        status: 401, code: APIErrorCode.tokenExpired.rawValue,
+                                        message: "The grant is about to expire.", retryAfter: nil)
+                                }
+                                let request = FetchRequest(
+                                    url: url, token: grant.token, offset: chunk.offset, expectedLength: file.length,
+                                    entityTag: nil, partURL: part, end: chunk.offset + chunk.length)
+                                let digest = try await budget.withPermit {
+                                    // At most one block set per permit: memory does not grow with the lanes waiting.
+                                    let blocks = rangeBlocks.take()
+                                    defer { rangeBlocks.give(blocks) }
+                                    return try await fetcher.fetchRange(request, into: writer, blocks: blocks)
+                                }
+                                if digest == chunk.sha256.lowercased() { break }
+                                mismatches += 1
+                                if mismatches >= 2 {
+                                    throw KioskError.integrity(
+                                        productID: productID, path: file.path, expectedSHA256: chunk.sha256,
+                                        actualSHA256: digest)
+                                }
+                            }
+                            let bytes = verified.withLock { state -> Int64 in
+                                state.indexes.append(index)
+                                state.bytes += chunk.length
+                                return state.bytes
+                            }
+                            tally.update(file.path, bytes: bytes)  // verified bytes only
+                            // The journal fsyncs the part (shared by the file's chunks) before the record.
+                            await hooks.checkpoint([.chunkVerified(path: file.path, index: index)], nil, shared)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        } catch {
+            failure = error
+        }
+        for index in verified.withLock({ $0.indexes }) {
+            outcome.changes.append(.chunkVerified(path: file.path, index: index))
+        }
+        if let failure { throw failure }
+
+        // Every chunk is verified and journaled: once that is durable, the part takes its final name (a crash after
+        // the rename finds the file complete, its chunks journaled, and hashes nothing).
+        await hooks.durable()
+        try Task.checkCancellation()
+        do {
+            try fileSystem.rename(part, to: final)
+        } catch {
+            throw KioskError.fileSystem(path: file.path, underlying: "could not move the verified file")
+        }
+        outcome.changes.append(.verified(path: file.path))
+        await hooks.checkpoint([.verified(path: file.path)], final.deletingLastPathComponent(), shared)
+    }
+
+    /// Whether a file found complete under its final name in staging (a crash between its rename and its record) has
+    /// the granted bytes: for a file fetched by chunks, the chunks not journaled as verified are hashed (the others
+    /// are proven already); otherwise the whole file is.
+    private func stagedFileMatches(_ url: URL, file: GrantFile, chunks: [GrantChunk]?, verified: Set<Int>) -> Bool {
+        guard let chunks else {
+            return (try? FileHashing.sha256(of: url, fileSystem: fileSystem)) == file.sha256.lowercased()
+        }
+        for index in ChunkPlan.pending(chunkCount: chunks.count, verified: verified) {
+            let chunk = chunks[index]
+            let digest = try? FileHashing.sha256(
+                of: url, range: chunk.offset..<(chunk.offset + chunk.length), fileSystem: fileSystem)
+            guard digest == chunk.sha256.lowercased() else { return false }
+        }
+        return true
+    }
+
     /// Counts one more failed check of `file`; the second is an integrity error (and the count starts over).
     private func recordIntegrityFailure(_ file: GrantFile, job: FileJob, failures: inout Int, actual: String) throws {
         failures += 1
@@ -406,6 +562,38 @@ struct FileJob: Sendable {
     var finalSize: Int64?
     /// The size of its part file (0 when there is none).
     var partSize: Int64
+    /// The chunks of the file journaled as verified in its part, by index.
+    var verifiedChunks: Set<Int> = []
+    /// Their bytes (already counted in the download's verified bytes).
+    var verifiedChunkBytes: Int64 = 0
+}
+
+/// Transfer blocks given back by chunk requests that ended, for the next ones: as many sets as requests ran at
+/// once, never more than the connection budget.
+final class BlockPool: Sendable {
+    private let free = Locked<[TransferBlocks]>([])
+
+    /// A set of blocks of ``TransferHandler/rangeBlockSize``: one given back, or a new one.
+    func take() -> TransferBlocks {
+        free.withLock { $0.popLast() } ?? TransferBlocks(size: TransferHandler.rangeBlockSize)
+    }
+
+    /// Gives a set back once its transfer is over.
+    func give(_ blocks: TransferBlocks) { free.withLock { $0.append(blocks) } }
+}
+
+/// Which chunks of a file to fetch, and over how many connections.
+enum ChunkPlan {
+    /// The indexes of the chunks not yet verified, in file order.
+    static func pending(chunkCount: Int, verified: Set<Int>) -> [Int] {
+        (0..<chunkCount).filter { !verified.contains($0) }
+    }
+
+    /// How many chunk requests of one file run at once: at most `perFile` and the whole budget, never more than
+    /// the chunks left, and at least one when any is left (`perFile` below 1 counts as 1).
+    static func lanes(pending: Int, perFile: Int, budget: Int) -> Int {
+        min(pending, max(1, min(perFile, budget)))
+    }
 }
 
 /// How one file's fetch ended.
@@ -443,11 +631,12 @@ final class ProgressTally: Sendable {
         }
     }
 
-    /// The file at `path` is no longer in flight: its `verifiedLength` bytes count as verified, or (`nil`) its bytes
-    /// are left out until it is fetched again.
-    func settle(_ path: String, verifiedLength: Int64?) {
+    /// The file at `path` is no longer in flight: its bytes counted so far are replaced by the `adding` bytes it
+    /// verified in this run (its length, or the chunks it verified before failing; 0 leaves its bytes out until it
+    /// is fetched again).
+    func settle(_ path: String, adding verified: Int64) {
         change { state in
-            state.total += (verifiedLength ?? 0) - (state.inFlight.removeValue(forKey: path) ?? 0)
+            state.total += verified - (state.inFlight.removeValue(forKey: path) ?? 0)
         }
     }
 

@@ -2,7 +2,8 @@ import Foundation
 
 /// How far a download is: bytes, fraction, smoothed speed and time remaining.
 public struct DownloadProgress: Sendable, Hashable, Codable {
-    /// Bytes of the current version on disk (verified files and partial files).
+    /// Bytes of the current version on disk: verified files, the verified chunks of files fetched by chunks (a chunk
+    /// in flight counts once it is verified), and the partial files of files fetched whole.
     public var bytesWritten: Int64
     /// The total size of the version, 0 until the grant is known.
     public var bytesExpected: Int64

@@ -28,6 +28,15 @@ struct DownloadRecord: Sendable, Hashable, Codable {
     /// How many times a file failed verification (one retry, then an integrity error).
     var integrityFailures: [String: Int]
     var createdAt: Date
+    /// The chunks verified and durable in each file's part, by index in the grant's chunk list, for files not yet
+    /// verified whole. Optional so that journals written before chunks read (they have none).
+    var chunks: [String: Set<Int>]? = nil
+
+    /// ``chunks``, empty when absent.
+    var verifiedChunks: [String: Set<Int>] {
+        get { chunks ?? [:] }
+        set { chunks = newValue.isEmpty ? nil : newValue }
+    }
 
     /// The proof of purchase, as stored in ``receipt`` or ``signedTransaction``.
     var proof: PurchaseProof {
@@ -56,6 +65,7 @@ extension DownloadRecord {
             record.grant = nil
             record.grantReceivedAt = nil
             record.verifiedPaths = []
+            record.verifiedChunks = [:]
             record.entityTags = entityTags.filter { Identifiers.isValidFilePath($0.key) }
             record.integrityFailures = integrityFailures.filter { Identifiers.isValidFilePath($0.key) }
             return record
@@ -72,6 +82,8 @@ protocol DownloadFileState {
     var entityTags: [String: String] { get set }
     var verifiedPaths: Set<String> { get set }
     var integrityFailures: [String: Int] { get set }
+    /// The chunks verified in each part file (see ``DownloadRecord/chunks``).
+    var verifiedChunks: [String: Set<Int>] { get set }
 }
 
 /// One change to a download's per-file state: what a journal checkpoint appends, instead of the whole record.
@@ -86,6 +98,8 @@ enum DownloadChange: Sendable, Hashable, Codable {
     case integrityFailures(path: String, count: Int?)
     /// A file's bytes were deleted: it is no longer verified and its validator and failures are forgotten.
     case discarded(path: String)
+    /// Chunk `index` of a file (in the grant's chunk list) was fetched, verified and made durable in its part file.
+    case chunkVerified(path: String, index: Int)
 }
 
 extension DownloadFileState {
@@ -93,20 +107,24 @@ extension DownloadFileState {
     mutating func apply(_ change: DownloadChange) {
         switch change {
         case .grant(let new, let receivedAt):
+            let old = grant
             grant = new
             grantReceivedAt = receivedAt
             guard let new else {
                 verifiedPaths = []
+                verifiedChunks = [:]
                 entityTags = [:]
                 integrityFailures = [:]
                 return
             }
             let paths = Set(new.files.map(\.path))
+            if !verifiedChunks.isEmpty { verifiedChunks = Self.chunksStillValid(verifiedChunks, old: old, new: new) }
             verifiedPaths.formIntersection(paths)
             entityTags = entityTags.filter { paths.contains($0.key) }
             integrityFailures = integrityFailures.filter { paths.contains($0.key) }
         case .verified(let path):
             verifiedPaths.insert(path)
+            verifiedChunks[path] = nil
             integrityFailures[path] = nil
         case .entityTag(let path, let tag):
             entityTags[path] = tag
@@ -114,16 +132,46 @@ extension DownloadFileState {
             integrityFailures[path] = count
         case .discarded(let path):
             verifiedPaths.remove(path)
+            verifiedChunks[path] = nil
             entityTags[path] = nil
             integrityFailures[path] = nil
+        case .chunkVerified(let path, let index):
+            guard !verifiedPaths.contains(path) else { return }
+            verifiedChunks[path, default: []].insert(index)
         }
     }
 
-    /// The bytes of the files verified so far (O(files): computed once when a transfer starts or a grant changes,
-    /// then kept up to date file by file).
+    /// The verified chunks that keep their meaning under the `new` grant: a chunk index names the same bytes only
+    /// when the file's hash, its chunk list and the chunking are unchanged.
+    private static func chunksStillValid(
+        _ verified: [String: Set<Int>], old: Grant?, new: Grant
+    ) -> [String: Set<Int>] {
+        guard let old, old.chunking == new.chunking else { return [:] }
+        var oldFiles: [String: GrantFile] = [:]
+        for file in old.files where verified[file.path] != nil { oldFiles[file.path] = file }
+        var kept: [String: Set<Int>] = [:]
+        for file in new.files {
+            guard let indexes = verified[file.path], let before = oldFiles[file.path], before.sha256 == file.sha256,
+                before.chunks == file.chunks
+            else { continue }
+            kept[file.path] = indexes
+        }
+        return kept
+    }
+
+    /// The bytes of the chunks of `file` verified so far (0 for a file without verified chunks).
+    func verifiedChunkLength(of file: GrantFile) -> Int64 {
+        guard let indexes = verifiedChunks[file.path], let chunks = file.chunks else { return 0 }
+        return indexes.reduce(Int64(0)) { $0 + (chunks.indices.contains($1) ? chunks[$1].length : 0) }
+    }
+
+    /// The bytes of the files and chunks verified so far (O(files + verified chunks): computed once when a transfer
+    /// starts or a grant changes, then kept up to date file by file and chunk by chunk).
     var verifiedLength: Int64 {
         guard let grant else { return 0 }
-        return grant.files.reduce(Int64(0)) { $0 + (verifiedPaths.contains($1.path) ? $1.length : 0) }
+        return grant.files.reduce(Int64(0)) {
+            $0 + (verifiedPaths.contains($1.path) ? $1.length : verifiedChunkLength(of: $1))
+        }
     }
 }
 

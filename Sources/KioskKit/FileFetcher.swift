@@ -20,6 +20,31 @@ struct FetchRequest: Sendable {
     var entityTag: String?
     /// The `.part` file.
     var partURL: URL
+    /// Where the range to fetch ends (exclusive) for one chunk of a file fetched by chunks; `nil` for the rest of
+    /// the file.
+    var end: Int64? = nil
+
+    /// The end of the range to fetch (exclusive).
+    var rangeEnd: Int64 { end ?? expectedLength }
+}
+
+/// Writes what a transfer receives into a shared file at consecutive offsets from `offset`: one chunk of a file
+/// fetched by chunks, while other chunks of it are written by other transfers. Closing it leaves the file open.
+final class OffsetWriter: PartFileWriter {
+    let file: any PositionalPartFileWriter
+    private(set) var offset: Int64
+
+    init(_ file: any PositionalPartFileWriter, at offset: Int64) {
+        self.file = file
+        self.offset = offset
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(KioskError) {
+        try file.write(bytes, at: offset)
+        offset += Int64(bytes.count)
+    }
+
+    func close() {}
 }
 
 /// What a completed fetch left on disk.
@@ -45,6 +70,7 @@ struct FetchOutcome: Sendable {
 final class UnsyncedFile: @unchecked Sendable {
     private enum Source {
         case open(any PartFileWriter)
+        case shared(any PositionalPartFileWriter)
         case path(URL, any KioskFileSystem)
     }
 
@@ -53,14 +79,26 @@ final class UnsyncedFile: @unchecked Sendable {
     /// A file still open for writing.
     init(_ writer: any PartFileWriter) { source = .open(writer) }
 
+    /// A file that several ranges are still being written to (a file fetched by chunks): each synchronization
+    /// fsyncs it and leaves it open; it is closed when this value goes away, that is once the transfer and every
+    /// journal append naming it are done with it. One such value is shared by every checkpoint of the file, so
+    /// that a group commit fsyncs it once.
+    init(shared writer: any PositionalPartFileWriter) { source = .shared(writer) }
+
+    deinit {
+        if case .shared(let writer) = source { writer.close() }
+    }
+
     /// A file found complete on disk (written by an earlier session, perhaps never fsynced).
     init(_ url: URL, fileSystem: any KioskFileSystem) { source = .path(url, fileSystem) }
 
-    /// fsyncs the file and closes it.
+    /// fsyncs the file and closes it (a shared file stays open).
     func synchronize() throws(KioskError) {
         switch source {
         case .open(let writer):
             defer { writer.close() }
+            try writer.synchronize()
+        case .shared(let writer):
             try writer.synchronize()
         case .path(let url, let fileSystem):
             do throws(SystemCallError) {
@@ -133,26 +171,7 @@ final class FileFetcher: Sendable {
             while handler.received < request.expectedLength {
                 let first = handler.received
                 let last = min(first + Self.segmentSize, request.expectedLength) - 1
-                var urlRequest = URLRequest(url: request.url)
-                urlRequest.httpMethod = "GET"
-                urlRequest.setValue("Bearer \(request.token)", forHTTPHeaderField: "Authorization")
-                urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-                urlRequest.setValue("bytes=\(first)-\(last)", forHTTPHeaderField: "Range")
-                if first > 0, let entityTag { urlRequest.setValue(entityTag, forHTTPHeaderField: "If-Range") }
-                let task = session.dataTask(with: urlRequest)
-                let router = self.router
-                let start = SegmentStart(task)
-                let outcome = try await withTaskCancellationHandler {
-                    try await withCheckedThrowingContinuation {
-                        (continuation: CheckedContinuation<SegmentOutcome, any Error>) in
-                        handler.begin(first: first, last: last, continuation: continuation)
-                        let started = start.start { router.register(handler, for: task.taskIdentifier) }
-                        if !started { handler.abandon(throwing: CancellationError()) }
-                    }
-                } onCancel: {
-                    start.cancel()
-                }
-                switch outcome {
+                switch try await segment(handler, first: first, last: last, entityTag: first > 0 ? entityTag : nil) {
                 case .received(let tag):
                     if let tag, tag != entityTag {
                         entityTag = tag
@@ -176,6 +195,79 @@ final class FileFetcher: Sendable {
         } catch {
             _ = try? handler.finish(keepingOpen: false)  // keep every valid byte received so far
             throw error
+        }
+    }
+
+    /// Fetches the range `request.offset ..< request.rangeEnd` of a file fetched by chunks into `file` at the same
+    /// offsets (in requests of at most ``segmentSize``, so that memory stays bounded), and returns the range's
+    /// lowercase hex SHA-256, through `blocks` (``TransferHandler/rangeBlockSize`` each; not used by another
+    /// transfer meanwhile). The bytes are written whether or not they match: the caller compares the hash. A
+    /// request whose connection breaks after bringing some bytes goes on from the next byte; one that brought none
+    /// throws.
+    ///
+    /// - Throws: as ``fetch(_:hasher:entityTagSeen:progress:)``; ``KioskError/invalidResponse(_:)`` when the
+    ///   server answers a range with the whole file.
+    func fetchRange(
+        _ request: FetchRequest, into file: any PositionalPartFileWriter, blocks: TransferBlocks
+    ) async throws -> String {
+        let handler = TransferHandler(
+            request: request, hasher: SHA256(), writer: OffsetWriter(file, at: request.offset),
+            writerFactory: writerFactory, blocks: blocks, progress: { _ in })
+        do {
+            for range in Self.segments(from: request.offset, to: request.rangeEnd) {
+                var first = range.lowerBound
+                while true {
+                    do {
+                        let outcome = try await segment(handler, first: first, last: range.upperBound, entityTag: nil)
+                        guard case .received = outcome else {
+                            throw KioskError.invalidResponse("the server sent the whole file for a range of it")
+                        }
+                        break
+                    } catch KioskError.network(let code, let underlying) {
+                        // A connection that broke after bringing bytes: go on from there (the hash goes on too), so
+                        // that a network cutting every connection after a few hundred KiB still gets each chunk.
+                        guard handler.received > first else {
+                            throw KioskError.network(code: code, underlying: underlying)
+                        }
+                        first = handler.received
+                    }
+                }
+            }
+            return try handler.finish(keepingOpen: false).1
+        } catch {
+            _ = try? handler.finish(keepingOpen: false)
+            throw error
+        }
+    }
+
+    /// The ranged requests that fetch `start ..< end`: consecutive, each at most ``segmentSize`` bytes.
+    static func segments(from start: Int64, to end: Int64) -> [ClosedRange<Int64>] {
+        stride(from: start, to: end, by: Int(segmentSize)).map { first in first...(min(first + segmentSize, end) - 1) }
+    }
+
+    /// One ranged GET of `first...last` through `handler`, cancelled with the calling task.
+    private func segment(
+        _ handler: TransferHandler, first: Int64, last: Int64, entityTag: String?
+    ) async throws -> SegmentOutcome {
+        let request = handler.request
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = "GET"
+        urlRequest.setValue("Bearer \(request.token)", forHTTPHeaderField: "Authorization")
+        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        urlRequest.setValue("bytes=\(first)-\(last)", forHTTPHeaderField: "Range")
+        if let entityTag { urlRequest.setValue(entityTag, forHTTPHeaderField: "If-Range") }
+        let task = session.dataTask(with: urlRequest)
+        let router = self.router
+        let start = SegmentStart(task)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<SegmentOutcome, any Error>) in
+                handler.begin(first: first, last: last, continuation: continuation)
+                let started = start.start { router.register(handler, for: task.taskIdentifier) }
+                if !started { handler.abandon(throwing: CancellationError()) }
+            }
+        } onCancel: {
+            start.cancel()
         }
     }
 }
@@ -265,6 +357,10 @@ final class TransferHandler: @unchecked Sendable {
     }
 
     static let blockSize = 1 << 20
+    /// The block size of a chunk's transfer: several chunks of one file are in flight at once, each with blocks of
+    /// its own (``TransferBlocks``, reused from chunk to chunk), so that memory stays about what one whole-file
+    /// transfer takes.
+    static let rangeBlockSize = 256 << 10
     /// The smallest block written and hashed on two threads at once.
     static let parallelBlockMinimum = 64 << 10
     static let blockCount = 4
@@ -294,34 +390,41 @@ final class TransferHandler: @unchecked Sendable {
     private var written: Int64
 
     // Shared.
-    private let blocks: [UnsafeMutableRawBufferPointer]
+    private let blocks: TransferBlocks
     private let freeBlocks: Locked<[UnsafeMutableRawBufferPointer]>
     private let available = DispatchSemaphore(value: TransferHandler.blockCount)
     private let ioFailure = Locked<KioskError?>(nil)
 
-    init(
+    convenience init(
         request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory,
         progress: @escaping @Sendable (Int64) -> Void
     ) throws(KioskError) {
+        self.init(
+            request: request, hasher: hasher, writer: try writerFactory.open(request.partURL, request.offset),
+            writerFactory: writerFactory, progress: progress)
+    }
+
+    /// A transfer into `writer`, which is at `request.offset` already, with `blocks` (reused from an earlier
+    /// transfer that is over) or blocks of its own.
+    init(
+        request: FetchRequest, hasher: SHA256, writer: any PartFileWriter, writerFactory: FileWriterFactory,
+        blocks: TransferBlocks? = nil, progress: @escaping @Sendable (Int64) -> Void
+    ) {
         self.request = request
         self.hasher = hasher
         self.writerFactory = writerFactory
         self.progress = progress
         self.received = request.offset
         self.written = request.offset
-        self.writer = try writerFactory.open(request.partURL, request.offset)
-        let size = Int(min(Int64(Self.blockSize), max(4096, request.expectedLength - request.offset)))
-        let blocks = (0..<Self.blockCount).map { _ in
-            UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
-        }
+        self.writer = writer
+        let blocks =
+            blocks
+            ?? TransferBlocks(size: Int(min(Int64(Self.blockSize), max(4096, request.rangeEnd - request.offset))))
         self.blocks = blocks
-        self.freeBlocks = Locked(blocks)
+        self.freeBlocks = Locked(blocks.buffers)
     }
 
-    deinit {
-        writer?.close()
-        for block in blocks { block.deallocate() }
-    }
+    deinit { writer?.close() }
 
     /// Prepares for the request of `first...last` (called before the task starts).
     func begin(first: Int64, last: Int64, continuation: CheckedContinuation<SegmentOutcome, any Error>) {
@@ -390,7 +493,7 @@ final class TransferHandler: @unchecked Sendable {
             return
         }
         if status == 200 {
-            guard segmentFirst == 0 else {
+            guard segmentFirst == 0, request.rangeEnd == request.expectedLength else {
                 mode = .fileChanged
                 return
             }
@@ -550,6 +653,23 @@ final class TransferHandler: @unchecked Sendable {
             continuation.resume(throwing: KioskError.invalidResponse("no usable answer"))
         }
     }
+}
+
+/// The ``TransferHandler/blockCount`` buffers of a transfer. A transfer that is over (its fetch returned or threw)
+/// has given every block back, so the next transfer of the same lane may take them: the chunks of a file reuse their
+/// lane's blocks instead of allocating (and giving back to malloc's per-thread arenas) a megabyte per chunk.
+///
+/// `@unchecked Sendable`: the buffers are used by one transfer at a time (see ``TransferHandler``).
+final class TransferBlocks: @unchecked Sendable {
+    let buffers: [UnsafeMutableRawBufferPointer]
+
+    init(size: Int) {
+        buffers = (0..<TransferHandler.blockCount).map { _ in
+            UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
+        }
+    }
+
+    deinit { for buffer in buffers { buffer.deallocate() } }
 }
 
 /// The two results of processing one block in parallel. `@unchecked Sendable`: each field is written by exactly

@@ -30,6 +30,26 @@ enum FileHashing {
         return total
     }
 
+    /// The lowercase hex SHA-256 of the bytes `range` of a file, read 1 MiB at a time at their offsets.
+    static func sha256(of url: URL, range: Range<Int64>, fileSystem: any KioskFileSystem) throws(SystemCallError)
+        -> String
+    {
+        let file = try fileSystem.open(url, mode: .read)
+        defer { file.close() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 64)
+        defer { buffer.deallocate() }
+        var hasher = SHA256()
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let want = Int(min(Int64(chunkSize), range.upperBound - offset))
+            let count = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: offset)
+            if count == 0 { break }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            offset += Int64(count)
+        }
+        return hasher.finalize().hexString
+    }
+
     /// The lowercase hex SHA-256 of a whole file, read in chunks.
     static func sha256(of url: URL, fileSystem: any KioskFileSystem) throws(SystemCallError) -> String {
         var hasher = SHA256()

@@ -26,6 +26,16 @@ extension PartFileWriter {
     public func synchronize() throws(KioskError) {}
 }
 
+/// A ``PartFileWriter`` that can also write at any offset, from several threads at once: what a file fetched by
+/// chunks needs (several ranges of it in flight). ``POSIXPartFileWriter`` is one; a file opened by a factory whose
+/// writers are not is fetched whole, in order, as by a server that sends no chunks.
+public protocol PositionalPartFileWriter: PartFileWriter, Sendable {
+    /// Writes all of `bytes` at `offset`, extending the file if needed; the end of the file for ``write(_:)`` does
+    /// not move. May be called from several threads at once for ranges that do not overlap, and concurrently with
+    /// ``synchronize()``. Throws ``KioskError/insufficientStorage(needed:available:)`` when the disk is full.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskError)
+}
+
 /// Opens partial files for appending; inject your own (see ``KioskClient/Configuration/fileWriterFactory``) to
 /// simulate a full disk in tests.
 public struct FileWriterFactory: Sendable {
@@ -57,8 +67,11 @@ public struct FileWriterFactory: Sendable {
     }
 }
 
-/// The default ``PartFileWriter``: a plain file descriptor, `write(2)` in a loop, typed errors.
-public final class POSIXPartFileWriter: PartFileWriter {
+/// The default ``PartFileWriter``: a plain file descriptor, `write(2)` or `pwrite(2)` in a loop, typed errors.
+///
+/// `@unchecked Sendable`: its only state is constant after `init` (the descriptor and the path); `pwrite` and
+/// `fsync` on one descriptor are safe from several threads.
+public final class POSIXPartFileWriter: PositionalPartFileWriter, @unchecked Sendable {
     private let file: any KioskFile
     private let path: String
 
@@ -89,6 +102,15 @@ public final class POSIXPartFileWriter: PartFileWriter {
     public func write(_ bytes: UnsafeRawBufferPointer) throws(KioskError) {
         do {
             try file.write(bytes)
+        } catch {
+            throw Self.error(error.code, path: path, needed: Int64(bytes.count))
+        }
+    }
+
+    /// Writes all of `bytes` at `offset` (`pwrite(2)`), retrying short writes and `EINTR`.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskError) {
+        do {
+            try file.write(bytes, at: offset)
         } catch {
             throw Self.error(error.code, path: path, needed: Int64(bytes.count))
         }

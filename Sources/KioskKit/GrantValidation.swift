@@ -8,6 +8,9 @@ public struct GrantLimits: Sendable, Hashable {
     public var maximumFileCount: Int
     /// The largest `total_length` a grant may announce, in bytes (default 1 TiB).
     public var maximumTotalLength: Int64
+    /// The most chunks one grant may list, all files together (default 2,097,152: a 2 TiB product at the standard
+    /// 1 MiB average chunk).
+    public var maximumChunkCount: Int
 
     /// The longest file path a grant may list, in UTF-8 bytes: 1024, with at most 255 bytes per component, so that
     /// every path fits the file system under the cache root.
@@ -17,9 +20,10 @@ public struct GrantLimits: Sendable, Hashable {
     public static let maximumTrust: TimeInterval = 24 * 3600
 
     /// Creates limits; the defaults suit products of up to tens of thousands of files and hundreds of GiB.
-    public init(maximumFileCount: Int = 50_000, maximumTotalLength: Int64 = 1 << 40) {
+    public init(maximumFileCount: Int = 50_000, maximumTotalLength: Int64 = 1 << 40, maximumChunkCount: Int = 1 << 21) {
         self.maximumFileCount = maximumFileCount
         self.maximumTotalLength = maximumTotalLength
+        self.maximumChunkCount = maximumChunkCount
     }
 }
 
@@ -110,6 +114,49 @@ enum GrantValidation {
         guard sum == grant.totalLength else {
             throw refuse(.totalLengthMismatch(declared: grant.totalLength, sum: sum))
         }
+        guard let chunking = grant.chunking, chunking.isSupported else { return }
+        var chunkCount = 0
+        for file in grant.files {
+            guard let chunks = file.chunks else { continue }
+            chunkCount += chunks.count
+            guard chunkCount <= limits.maximumChunkCount else {
+                throw KioskError.invalidResponse(
+                    "the grant of \(productID) lists over \(limits.maximumChunkCount) chunks")
+            }
+            try validateChunks(chunks, of: file, chunking: chunking)
+        }
+    }
+
+    /// Checks one file's chunks: in order and contiguous from offset 0 to the file's length, each 1 to
+    /// `chunking.maximum` bytes long with a 64-digit hex SHA-256, and no more of them than content-defined cuts allow
+    /// (every chunk but the last is at least `chunking.minimum` bytes long).
+    static func validateChunks(
+        _ chunks: [GrantChunk], of file: GrantFile, chunking: ChunkingParameters
+    ) throws(KioskError) {
+        func refuse(_ reason: String) -> KioskError {
+            .invalidResponse("the chunks of \(GrantProblem.excerpt(file.path)) are invalid: \(reason)")
+        }
+        let bound = file.length / Int64(max(1, chunking.minimum)) + 1
+        guard Int64(chunks.count) <= bound else { throw refuse("\(chunks.count) chunks, over \(bound)") }
+        var next: Int64 = 0
+        for (index, chunk) in chunks.enumerated() {
+            guard chunk.offset == next else { throw refuse("chunk \(index) starts at \(chunk.offset), not \(next)") }
+            guard chunk.length >= 1, chunk.length <= Int64(chunking.maximum), chunk.length <= file.length - next else {
+                throw refuse("chunk \(index) is \(chunk.length) bytes long")
+            }
+            guard chunk.sha256.utf8.count == 64, chunk.sha256.utf8.allSatisfy({ hexValue($0) != nil }) else {
+                throw refuse("chunk \(index) has a malformed SHA-256")
+            }
+            next += chunk.length  // at most file.length: checked above
+        }
+        guard next == file.length else { throw refuse("they cover \(next) of \(file.length) bytes") }
+    }
+
+    /// The chunks to fetch and verify `file` by, when the grant's chunking is one this client cuts (an unknown
+    /// algorithm or none: `nil`, the file is verified whole). Call on a validated grant.
+    static func chunks(of file: GrantFile, in grant: Grant) -> [GrantChunk]? {
+        guard let chunks = file.chunks, !chunks.isEmpty, grant.chunking?.isSupported == true else { return nil }
+        return chunks
     }
 
     /// The percent-encoded path of `file`'s URL, checked: until offload exists, the only valid form is

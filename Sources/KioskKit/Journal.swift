@@ -278,11 +278,27 @@ final class Journal: Sendable {
     static let concurrentFileSyncs = 8
 
     /// fsyncs the files (on up to ``concurrentFileSyncs`` threads) and tells which succeeded (`true` for no file).
+    /// A file named by several appends (the chunks of one file fetched by chunks share one ``UnsyncedFile``) is
+    /// fsynced once for all of them.
     private static func synchronize(_ files: [UnsyncedFile?]) -> [Bool] {
-        let work = files.enumerated().compactMap { index, file in file.map { (index, $0) } }
-        let synced = Locked([Bool](repeating: true, count: files.count))
+        var unique: [UnsyncedFile] = []
+        var position: [ObjectIdentifier: Int] = [:]
+        for file in files {
+            guard let file, position[ObjectIdentifier(file)] == nil else { continue }
+            position[ObjectIdentifier(file)] = unique.count
+            unique.append(file)
+        }
+        let synced = synchronizeEach(unique)
+        return files.map { file in file.map { synced[position[ObjectIdentifier($0)]!] } ?? true }
+    }
+
+    /// fsyncs each file once, on up to ``concurrentFileSyncs`` threads, and tells which succeeded.
+    private static func synchronizeEach(_ work: [UnsyncedFile]) -> [Bool] {
+        let synced = Locked([Bool](repeating: true, count: work.count))
         guard work.count > 1 else {
-            for (index, file) in work where (try? file.synchronize()) == nil { synced.withLock { $0[index] = false } }
+            for (index, file) in work.enumerated() where (try? file.synchronize()) == nil {
+                synced.withLock { $0[index] = false }
+            }
             return synced.withLock { $0 }
         }
         let next = Locked(0)
@@ -293,13 +309,12 @@ final class Journal: Sendable {
             let thread = Thread {
                 defer { done.leave() }
                 while true {
-                    let position = next.withLock { value -> Int in
+                    let index = next.withLock { value -> Int in
                         defer { value += 1 }
                         return value
                     }
-                    guard position < work.count else { return }
-                    let (index, file) = work[position]
-                    if (try? file.synchronize()) == nil { synced.withLock { $0[index] = false } }
+                    guard index < work.count else { return }
+                    if (try? work[index].synchronize()) == nil { synced.withLock { $0[index] = false } }
                 }
             }
             thread.start()

@@ -28,6 +28,10 @@ public actor KioskClient {
         /// flight (``maximumConcurrentDownloads``) share the same connections. The content session's
         /// `httpMaximumConnectionsPerHost` is set to it. Must be at least 1.
         public var maximumConnections: Int = 8
+        /// The most range requests of one file in flight at once, for a file the server cut into chunks (default 4).
+        /// Each chunk is verified on its own as it arrives; the requests draw from ``maximumConnections`` like the
+        /// files in flight. Values below 1 count as 1.
+        public var maxConnectionsPerFile: Int = 4
         /// How transient failures are retried.
         public var retryPolicy = RetryPolicy()
         /// The idle timeout of requests, in seconds.
@@ -172,7 +176,7 @@ public actor KioskClient {
         self.engine = DownloadEngine(
             api: api, fetcher: fetcher, layout: layout, fileSystem: fileSystem,
             budget: ConnectionBudget(limit: configuration.maximumConnections),
-            availableSpace: configuration.availableSpace)
+            availableSpace: configuration.availableSpace, connectionsPerFile: configuration.maxConnectionsPerFile)
         self.journal = Journal(layout: layout, fileSystem: fileSystem)
         self.markers = ContentMarkers(layout: layout, fileSystem: fileSystem)
         let (snapshot, recovery) = journal.load()

@@ -39,6 +39,11 @@ protocol KioskFile: AnyObject {
     func write(_ bytes: UnsafeRawBufferPointer) throws(SystemCallError)
     /// Reads up to `buffer.count` bytes at the current offset; 0 at the end of the file.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int
+    /// Writes all of `bytes` at `offset` (`pwrite(2)`: the current offset does not move, and several threads may
+    /// write different ranges of one file at once).
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemCallError)
+    /// Reads up to `buffer.count` bytes at `offset` (`pread(2)`); 0 at the end of the file.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemCallError) -> Int
     /// Truncates the file to `length` and moves the offset there.
     func truncate(to length: Int64) throws(SystemCallError)
     /// `fsync(2)`: the bytes and the size reach the disk.
@@ -259,6 +264,31 @@ final class POSIXFile: KioskFile {
         guard let base = buffer.baseAddress else { return 0 }
         while true {
             let count = systemRead(descriptor, base, buffer.count)
+            if count >= 0 { return count }
+            if errno != EINTR { throw SystemCallError(code: errno) }
+        }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemCallError) {
+        guard var base = bytes.baseAddress else { return }
+        var left = bytes.count
+        var position = off_t(offset)
+        while left > 0 {
+            let written = pwrite(descriptor, base, left, position)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw SystemCallError(code: errno)
+            }
+            left -= written
+            base += written
+            position += off_t(written)
+        }
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemCallError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        while true {
+            let count = pread(descriptor, base, buffer.count, off_t(offset))
             if count >= 0 { return count }
             if errno != EINTR { throw SystemCallError(code: errno) }
         }

@@ -362,8 +362,8 @@ struct HostileServerTests {
             let part = Support.partFile(first, Self.product, "Contents/a.bin")
             try await Support.eventually("a part file") { Support.fileSize(part) > 0 }
             try await first.pause(Self.product)
+            #expect(await first.installedContent(for: Self.product) == nil, "stopped halfway")
             await first.close()
-            #expect(Support.fileSize(part) < 8 << 20, "stopped halfway")
             try FileManager.default.removeItem(at: part)
             try FileManager.default.createSymbolicLink(at: part, withDestinationURL: victimFile)
 

@@ -146,14 +146,8 @@ struct KioskKitEndToEndTests {
             }
             await first.close()  // as if the app were killed: the journal still says "active"
 
-            // What is on disk now is kept; the new client fetches only the rest.
-            let layout = CacheLayout(root: root)
-            var onDisk: Int64 = 0
-            for index in 0..<3 {
-                let path = "Contents/part-\(index).bin"
-                onDisk += Support.fileSize(layout.partFile(productID: Self.big, path: path))
-                onDisk += Support.fileSize(layout.stagedFile(productID: Self.big, path: path))
-            }
+            // What is on disk now is kept (verified files and chunks): the new client fetches only the rest.
+            let onDisk = Support.keptBytes(root: root, productID: Self.big).values.reduce(0, +)
             #expect(onDisk > total / 4)
             let sentBefore = try await Support.settledBytesSent(server)
 
@@ -199,10 +193,6 @@ struct KioskKitEndToEndTests {
             }
             disk.free()
             #expect(await client.download(for: Self.big)?.version == "1.0")
-            let part0 = Support.partFile(client, Self.big, "Contents/part-0.bin")
-            let keptOfPart0 =
-                FileManager.default.fileExists(atPath: part0.path)
-                ? Support.fileSize(part0) : Support.fileSize(part0.deletingPathExtension())
 
             // Version 2.0: part-0 unchanged, part-1 and part-2 replaced.
             var changed = data
@@ -210,6 +200,8 @@ struct KioskKitEndToEndTests {
             changed["Contents/part-2.bin"] = Support.randomData(4 << 20)
             let newHashes = try await Support.publish(Self.big, version: "2.0", files: changed, on: server)
             let sentBefore = try await Support.settledBytesSent(server)
+            // Verified chunks of part-0 (or all of it): journaled within the group commit's delay, long past now.
+            let keptOfPart0 = Support.keptBytes(root: client.cacheRoot, productID: Self.big)["Contents/part-0.bin"] ?? 0
             try await client.resume(Self.big)
             let content = try await client.waitUntilInstalled(productID: Self.big)
             #expect(content.version == "2.0")
@@ -224,9 +216,11 @@ struct KioskKitEndToEndTests {
         try await TestServer.with { server in
             let (hashes, _) = try await publishBig(server, files: 1, mebibytes: 12)
             let purchase = try await server.buy(Self.big)
-            // Stop the download at exactly 5 MiB (a full disk), damage the part file, then let it go on.
+            // Stop the download at exactly 5 MiB (a full disk), damage the part file, then let it go on. The file is
+            // fetched whole (a writer that only appends, as with a server that sends no chunks): its part is hashed
+            // again on resume. Chunks journaled as verified are not (README, "Chunks").
             let disk = SimulatedDisk(capacity: 5 << 20)
-            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
+            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk, appendOnly: true))
             try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
             try await Support.eventually("the pause at 5 MiB") {
                 await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
@@ -277,8 +271,10 @@ struct KioskKitEndToEndTests {
         try await TestServer.with { server in
             let (hashes, _) = try await publishBig(server, files: 2, mebibytes: 6)
             let purchase = try await server.buy(Self.big)
+            // Files fetched whole (a writer that only appends): every byte written before ENOSPC is kept. (Fetched by
+            // chunks, the chunks verified are kept; see ChunkedDownloadEndToEndTests.)
             let disk = SimulatedDisk(capacity: 5 << 20)
-            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk))
+            let client = try await makeClient(server, writer: TestWriter.factory(disk: disk, appendOnly: true))
             try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
             try await Support.eventually("the insufficient-storage pause") {
                 await client.download(for: Self.big)?.state == .paused(.insufficientStorage)

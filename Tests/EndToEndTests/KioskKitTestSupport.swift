@@ -98,8 +98,9 @@ enum KioskKitTestSupport {
     }
 }
 
-/// Test file writers: slow (to catch a download in the middle) and full (to simulate ENOSPC).
-final class TestWriter: PartFileWriter {
+/// Test file writers: slow (to catch a download in the middle) and full (to simulate ENOSPC), appending or at
+/// offsets (the chunks of a file fetched by chunks).
+final class TestWriter: PositionalPartFileWriter {
     let inner: POSIXPartFileWriter
     let delay: TimeInterval
     let disk: SimulatedDisk?
@@ -120,13 +121,38 @@ final class TestWriter: PartFileWriter {
         try inner.write(bytes)
     }
 
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        if let disk, let allowed = disk.reserve(bytes.count) {
+            try inner.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
+            throw .insufficientStorage(needed: Int64(bytes.count - allowed), available: 0)
+        }
+        try inner.write(bytes, at: offset)
+    }
+
+    func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
+
     func close() { inner.close() }
 
-    static func factory(delay: TimeInterval = 0, disk: SimulatedDisk? = nil) -> FileWriterFactory {
+    /// Writers that are slow by `delay` a block and fill `disk`; `appendOnly` hides their writes at offsets, so that
+    /// files are fetched whole, in order, even from a server that sends chunks.
+    static func factory(delay: TimeInterval = 0, disk: SimulatedDisk? = nil, appendOnly: Bool = false) -> FileWriterFactory {
         FileWriterFactory { url, offset throws(KioskKit.KioskError) in
-            try TestWriter(url: url, offset: offset, delay: delay, disk: disk)
+            let writer = try TestWriter(url: url, offset: offset, delay: delay, disk: disk)
+            return appendOnly ? AppendingWriter(writer) : writer
         }
     }
+}
+
+/// A writer that only appends (what an app's own ``PartFileWriter`` may be).
+final class AppendingWriter: PartFileWriter {
+    let inner: TestWriter
+
+    init(_ inner: TestWriter) { self.inner = inner }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) { try inner.write(bytes) }
+    func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
+    func close() { inner.close() }
 }
 
 /// A disk that fills up after `capacity` bytes until `free()` is called.

@@ -30,7 +30,7 @@ struct ManyFilesInFlightTests {
             }
         }
 
-        final class Writer: PartFileWriter {
+        final class Writer: PositionalPartFileWriter {
             let inner: POSIXPartFileWriter
             let owner: InFlightWriters
 
@@ -48,6 +48,17 @@ struct ManyFilesInFlightTests {
                 defer { owner.counts.withLock { $0.now -= 1 } }
                 if owner.delay > 0 { Thread.sleep(forTimeInterval: owner.delay) }
                 try inner.write(bytes)
+            }
+
+            func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
+                owner.counts.withLock {
+                    $0.now += 1
+                    $0.most = max($0.most, $0.now)
+                    $0.total += 1
+                }
+                defer { owner.counts.withLock { $0.now -= 1 } }
+                if owner.delay > 0 { Thread.sleep(forTimeInterval: owner.delay) }
+                try inner.write(bytes, at: offset)
             }
 
             func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }

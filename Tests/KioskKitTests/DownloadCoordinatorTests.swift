@@ -81,6 +81,7 @@ struct MockExecutor {
             case .entityTag: "etag"
             case .integrityFailures: "failures"
             case .discarded: "discarded"
+            case .chunkVerified(let path, let index): "chunk \(index) of \(path)"
             }
         case .forgotten: "forgotten"
         case .installed(let content): "installed \(content.productID) \(content.version)"

@@ -155,8 +155,8 @@ struct JournalLogTests {
             productID: "com.example.a", proof: .receipt("r"), grant: nil, grantReceivedAt: nil,
             entityTags: [:], verifiedPaths: [], integrityFailures: [:])
         work.record(.grant(Self.grant, receivedAt: nil))
-        work.record(.verified(path: "Contents/0.bin"), length: 10)
-        work.record(.verified(path: "Contents/0.bin"), length: 10)  // twice: counted once
+        work.record(.verified(path: "Contents/0.bin"), file: Self.grant.files[0])
+        work.record(.verified(path: "Contents/0.bin"), file: Self.grant.files[0])  // twice: counted once
         work.record(.integrityFailures(path: "Contents/1.bin", count: 1))
         work.record(.entityTag(path: "Contents/1.bin", tag: "\"x\""))
         #expect(work.verifiedPaths == record.verifiedPaths)

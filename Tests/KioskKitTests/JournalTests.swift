@@ -165,6 +165,30 @@ struct JournalTests {
         #expect(loaded.installed.first?.files.first?.length == 12)
     }
 
+    /// A journal written by the release before chunks (format 2: a snapshot and its log, without chunk records) still
+    /// loads, and a chunk record appended to it afterwards replays.
+    @Test func format2JournalOfThePreviousReleaseLoads() async throws {
+        for name in ["json", "log"] {
+            let fixture = try #require(
+                Bundle.module.url(forResource: "journal-format2", withExtension: name, subdirectory: "Fixtures"))
+            try FileManager.default.copyItem(at: fixture, to: name == "json" ? journal.url : journal.logURL)
+        }
+        let (loaded, recovery) = journal.load()
+        #expect(recovery == .loaded)
+        let download = try #require(loaded.downloads.first)
+        #expect(download.state == .active && download.attempt == 2 && download.priority == .high)
+        #expect(download.grant?.files.count == 3 && download.grant?.chunking == nil)
+        #expect(download.verifiedPaths == ["Contents/level-0.bin"] && download.verifiedChunks.isEmpty)
+        #expect(download.entityTags == ["Contents/level-0.bin": "\"e0\""])
+        #expect(download.integrityFailures == ["Contents/level-1.bin": 1])
+        #expect(loaded.installed.map(\.productID) == ["com.example.magazine"])
+        // The new release goes on appending to it.
+        journal.append([.changed(id: download.id, .chunkVerified(path: "Contents/level-2.bin", index: 0))])
+        await journal.waitUntilDurable()
+        let (reloaded, _) = Journal(layout: journal.layout).load()
+        #expect(reloaded.downloads.first?.verifiedChunks == ["Contents/level-2.bin": [0]])
+    }
+
     @Test func newerFormatIsNotMisread() throws {
         try Data(#"{"format": 99, "nextSequence": 0, "downloads": [], "installed": []}"#.utf8).write(to: journal.url)
         let (_, recovery) = journal.load()

@@ -17,9 +17,11 @@ struct GetCommand: AsyncParsableCommand {
         abstract: "Download a purchased product and print where its content was installed.",
         discussion: """
             Asks the server for a grant with the receipt (or StoreKit 2 signed transaction), downloads every file of the product's current version \
-            with resumable range requests, verifies each file's SHA-256 and installs the version under \
+            with resumable range requests, verifies each file's SHA-256 (or, for a file the server cut into chunks, \
+            each chunk's as it arrives, several chunks at once) and installs the version under \
             <cache>/Content/<product_id>/<version>/. Progress is a live bar on a terminal and plain lines \
-            otherwise (on standard error); the installed path is printed on standard output.
+            otherwise (on standard error), counting a chunk's bytes once it is verified; the installed path is \
+            printed on standard output.
 
             Ctrl-C pauses the download and saves its state in the cache's journal; running the same command \
             again resumes from the bytes already on disk.
@@ -60,22 +62,32 @@ struct GetCommand: AsyncParsableCommand {
                                valueName: "n"))
     var connections: Int = 8
 
+    @Option(name: .customLong("connections-per-file"),
+            help: ArgumentHelp("The most range requests of one file at once, for a file the server cut into chunks (within --connections).",
+                               valueName: "n"))
+    var connectionsPerFile: Int = 4
+
     @Flag(name: .customLong("allow-insecure-http"),
           help: "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted).")
     var allowInsecureHTTP = false
 
     func run() async throws {
+        Self.limitMallocArenas()
         guard let serverURL = URL(string: server), serverURL.scheme != nil else {
             throw ValidationError("'\(server)' is not a URL.")
         }
         guard (1...64).contains(connections) else {
             throw ValidationError("--connections must be between 1 and 64 (got \(connections)).")
         }
+        guard (1...64).contains(connectionsPerFile) else {
+            throw ValidationError("--connections-per-file must be between 1 and 64 (got \(connectionsPerFile)).")
+        }
         let proof = try readProof()
         let root = cache.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? CacheLayout.defaultRoot
         var configuration = KioskClient.Configuration()
         configuration.allowsInsecureHTTP = allowInsecureHTTP
         configuration.maximumConnections = connections
+        configuration.maxConnectionsPerFile = connectionsPerFile
         let client = try await KioskClient(serverURL: serverURL, cacheRoot: root, configuration: configuration)
         let renderer = ProgressRenderer(isTerminal: isatty(STDERR_FILENO) == 1)
         let product = productID
@@ -119,6 +131,20 @@ struct GetCommand: AsyncParsableCommand {
         // failed request, which on Linux can take seconds against a server that keeps sending.
         if code != 0 { throw ExitCode(code) }
         await client.close()
+    }
+
+    /// glibc gives each thread that allocates an arena of its own and keeps what is freed there: the many threads of
+    /// a download with several chunk requests in flight (URLSession's, the transfers' I/O queues, the Swift pool) end
+    /// up holding tens of MiB of freed buffers. One arena (`M_ARENA_MAX`, as `MALLOC_ARENA_MAX=1` would; no slower
+    /// in the benchmark) keeps `kiosk get` of a 1 GiB file at 4 connections under 64 MiB (BENCHMARKS.md, "Client").
+    /// `mallopt` is looked up at run time: Swift's Glibc module does not export `<malloc.h>`.
+    private static func limitMallocArenas() {
+        #if canImport(Glibc)
+        typealias MallOpt = @convention(c) (Int32, Int32) -> Int32
+        let arenaMaximum: Int32 = -8  // M_ARENA_MAX in <malloc.h>
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
+        _ = unsafeBitCast(symbol, to: MallOpt.self)(arenaMaximum, 1)
+        #endif
     }
 
     /// What Ctrl-C prints: `Paused at 42 % (12.3 MB of 29.1 MB). Run the same command to resume.`

@@ -13,6 +13,7 @@ final class CountingFileSystem: KioskFileSystem {
 
     private let real = POSIXFileSystem()
     private let counts = Locked<[Call: Int]>([:])
+    private let readBytes = Locked<Int64>(0)
     /// Called before each file fsync (not a folder's): a test may block there to hold the journal's writer.
     let beforeSynchronize = Locked<(@Sendable () -> Void)?>(nil)
 
@@ -25,9 +26,20 @@ final class CountingFileSystem: KioskFileSystem {
     /// The calls of all kinds so far.
     var total: Int { counts.withLock { $0.values.reduce(0, +) } }
 
-    func reset() { counts.withLock { $0 = [:] } }
+    /// The bytes read back from files so far (what re-hashing a part or a staged file costs).
+    var bytesRead: Int64 { readBytes.withLock { $0 } }
+
+    func reset() {
+        counts.withLock { $0 = [:] }
+        readBytes.withLock { $0 = 0 }
+    }
 
     fileprivate func note(_ call: Call) { counts.withLock { $0[call, default: 0] += 1 } }
+
+    fileprivate func noteRead(_ count: Int) -> Int {
+        readBytes.withLock { $0 += Int64(max(0, count)) }
+        return count
+    }
 
     func status(_ url: URL) -> FileStatus? {
         note(.status)
@@ -92,7 +104,17 @@ private final class CountingFile: KioskFile {
 
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
         owner.note(.read)
-        return try file.read(into: buffer)
+        return owner.noteRead(try file.read(into: buffer))
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(SystemCallError) {
+        owner.note(.write)
+        try file.write(bytes, at: offset)
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws(SystemCallError) -> Int {
+        owner.note(.read)
+        return owner.noteRead(try file.read(into: buffer, at: offset))
     }
 
     func truncate(to length: Int64) throws(SystemCallError) {

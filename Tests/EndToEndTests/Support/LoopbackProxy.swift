@@ -9,7 +9,7 @@ import Synchronization
 
 /// A TCP relay from an ephemeral loopback port to another loopback port, counting the bytes that cross it each way:
 /// what a client costs on the wire, headers and all. It can also play a bad network: cut every connection once it
-/// has carried a number of bytes to the client.
+/// has carried a number of bytes to the client, or flip one byte in the body of one partial response (206).
 ///
 /// One thread accepts; each connection gets one thread per direction. It serves until ``stop()``.
 final class LoopbackProxy: Sendable {
@@ -19,15 +19,21 @@ final class LoopbackProxy: Sendable {
     private let upstreamPort: Int
     /// Bytes to the client after which a connection is cut; nil relays everything.
     private let cutAfter: Int?
+    /// Which partial responses (counted from 1, across connections) get one byte of their body flipped.
+    private let corruptPartialResponses: Range<Int>?
     private let counters = Mutex<(toServer: Int, toClient: Int, connections: Int, cuts: Int)>((0, 0, 0, 0))
+    /// Partial responses seen so far, and the `Content-Range` of the first one corrupted.
+    private let partials = Mutex<(seen: Int, corrupted: String?)>((0, nil))
 
     /// A proxy to `127.0.0.1:upstreamPort` that cuts each connection (both ways, at once) once it has carried
-    /// `cutAfter` bytes to the client.
-    init(to upstreamPort: Int, cutAfter: Int? = nil) throws {
+    /// `cutAfter` bytes to the client, and flips the middle byte of the body of the 206 responses it relays whose
+    /// number (from 1) is in `corruptPartialResponses` (`5..<6`: the fifth only).
+    init(to upstreamPort: Int, cutAfter: Int? = nil, corruptPartialResponses: Range<Int>? = nil) throws {
         let (fd, port) = try RawHTTP.listenOnLoopback()
         listener = fd
         self.upstreamPort = upstreamPort
         self.cutAfter = cutAfter
+        self.corruptPartialResponses = corruptPartialResponses
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
@@ -41,6 +47,8 @@ final class LoopbackProxy: Sendable {
     var connections: Int { counters.withLock { $0.connections } }
     /// Connections cut so far.
     var cuts: Int { counters.withLock { $0.cuts } }
+    /// The `Content-Range` of the first partial response whose body got a flipped byte, once it went through.
+    var corruptedRange: String? { partials.withLock { $0.corrupted } }
 
     /// Stops accepting; connections in progress end when either side closes.
     func stop() {
@@ -93,6 +101,7 @@ final class LoopbackProxy: Sendable {
     private func pump(from source: Int32, to target: Int32, toServer: Bool, pair: Pair) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var budget = toServer ? Int.max : (cutAfter ?? Int.max)
+        var scanner = corruptPartialResponses == nil || toServer ? nil : ResponseScanner()
         relay: while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, min($0.count, budget)) }
             guard count > 0 else {
@@ -105,6 +114,18 @@ final class LoopbackProxy: Sendable {
                 break
             }
             budget -= count
+            if scanner != nil {
+                buffer.withUnsafeMutableBytes { bytes in
+                    scanner!.scan(UnsafeMutableRawBufferPointer(rebasing: bytes[0..<count])) { range in
+                        partials.withLock { partials in
+                            partials.seen += 1
+                            guard corruptPartialResponses?.contains(partials.seen) == true else { return false }
+                            if partials.corrupted == nil { partials.corrupted = range }
+                            return true
+                        }
+                    }
+                }
+            }
             counters.withLock {
                 if toServer { $0.toServer += count } else { $0.toClient += count }
             }
@@ -118,5 +139,52 @@ final class LoopbackProxy: Sendable {
         shutdown(target, Int32(SHUT_WR))
         shutdown(source, Int32(SHUT_RD))
         pair.directionEnded()
+    }
+}
+
+/// Follows the HTTP responses of one connection (headers, then `Content-Length` bytes of body) and flips the
+/// middle byte of the body of a 206 response that `claim` accepts.
+private struct ResponseScanner {
+    private var header: [UInt8] = []
+    private var bodyLeft = 0
+    private var bodyOffset = 0
+    private var flipAt: Int?
+
+    mutating func scan(_ bytes: UnsafeMutableRawBufferPointer, claim: (_ contentRange: String) -> Bool) {
+        var index = 0
+        while index < bytes.count {
+            if bodyLeft > 0 {
+                let take = min(bodyLeft, bytes.count - index)
+                if let flip = flipAt, flip >= bodyOffset, flip < bodyOffset + take {
+                    bytes[index + flip - bodyOffset] ^= 0xFF
+                    flipAt = nil
+                }
+                bodyOffset += take
+                bodyLeft -= take
+                index += take
+                continue
+            }
+            header.append(bytes[index])
+            index += 1
+            guard header.count >= 4, header.suffix(4).elementsEqual([13, 10, 13, 10]) else { continue }
+            let text = String(decoding: header, as: UTF8.self)
+            header = []
+            let lines = text.split(separator: "\r\n")
+            let fields = lines.dropFirst().map { line -> (String, String) in
+                let parts = line.split(separator: ":", maxSplits: 1)
+                return (
+                    parts[0].lowercased(), parts.count > 1 ? parts[1].trimmingCharacters(in: .whitespaces) : ""
+                )
+            }
+            let length = fields.first { $0.0 == "content-length" }.flatMap { Int($0.1) } ?? 0
+            bodyLeft = length
+            bodyOffset = 0
+            flipAt = nil
+            if lines.first?.contains(" 206 ") == true, length > 0,
+                claim(fields.first { $0.0 == "content-range" }?.1 ?? "")
+            {
+                flipAt = length / 2
+            }
+        }
     }
 }

@@ -1,0 +1,267 @@
+import Foundation
+import KioskCore
+import KioskServer
+import Testing
+
+@testable import KioskKit
+
+/// #9: files the server cuts into chunks are fetched as parallel ranges, verified chunk by chunk, re-fetched chunk by
+/// chunk, and resumed without hashing again what the journal says is verified.
+@Suite("Chunked downloads end to end", .serialized, .timeLimit(.minutes(3)))
+struct ChunkedDownloadEndToEndTests {
+    typealias Support = KioskKitTestSupport
+
+    static let product = "com.example.kiosk.test.chunked"
+    static let path = "Contents/big.bin"
+
+    /// Publishes one file of `mebibytes` MiB of random bytes; returns them and the grant's chunks (which the test
+    /// requires: without them it would prove nothing about chunks).
+    func publish(_ server: TestServer, mebibytes: Int = 24) async throws -> (
+        data: Data, chunks: [GrantChunk], receipt: String
+    ) {
+        let data = Support.randomData(mebibytes << 20)
+        try await Support.publish(Self.product, version: "1.0", files: [Self.path: data], on: server)
+        let purchase = try await server.buy(Self.product)
+        let grant = try await server.grant(Self.product, receipt: purchase.receiptData)
+        let chunks = try #require(grant.files.first?.chunks)
+        #expect(grant.chunking?.isSupported == true)
+        #expect(chunks.count > 1, "a \(mebibytes) MiB file in \(chunks.count) chunks")
+        return (data, chunks, purchase.receiptData)
+    }
+
+    func makeClient(
+        _ url: URL, root: URL, writer: FileWriterFactory = .posix, fileSystem: (any KioskFileSystem)? = nil
+    ) async throws -> KioskClient {
+        var configuration = KioskClient.Configuration()
+        configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
+        configuration.fileWriterFactory = writer
+        configuration.maxConnectionsPerFile = 4
+        if let fileSystem { configuration.fileSystem = fileSystem }
+        return try await KioskClient(serverURL: url, cacheRoot: root, configuration: configuration)
+    }
+
+    @Test func parallelRangesGiveTheExactBytes() async throws {
+        try await TestServer.with { server in
+            let (data, _, receipt) = try await publish(server)
+            let writers = PositionalWriters(delay: 0.002)
+            let client = try await makeClient(
+                server.baseURL, root: server.makeScratchDirectory(), writer: writers.factory)
+            try await client.enqueue(productID: Self.product, receipt: receipt)
+            let content = try await client.waitUntilInstalled(productID: Self.product)
+            #expect(try Data(contentsOf: content.url(for: Self.path)) == data)
+            #expect(content.files.first?.sha256 == Support.sha256(data))
+            // Every byte went through writes at offsets, several chunks at once, never more than four.
+            #expect(writers.appended == 0)
+            #expect(writers.most >= 2 && writers.most <= 4, "at most \(writers.most) chunk writes at once")
+            #expect(server.contentBytesSent == Int64(data.count))
+            await client.close()
+        }
+    }
+
+    /// Progress counts verified bytes only: with one request per file in flight, chunks are verified in file order,
+    /// so every byte count reported is a chunk boundary, never a count in the middle of a chunk.
+    @Test func progressCountsOnlyVerifiedChunks() async throws {
+        try await TestServer.with { server in
+            let (data, chunks, receipt) = try await publish(server, mebibytes: 8)
+            var configuration = KioskClient.Configuration()
+            configuration.maxConnectionsPerFile = 1
+            configuration.progressInterval = .zero
+            configuration.fileWriterFactory = TestWriter.factory(delay: 0.01)
+            let client = try await KioskClient(
+                serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(), configuration: configuration)
+            let events = client.events
+            let recorder = Task {
+                var seen: [Int64] = []
+                for await event in events {
+                    if case .progress(let snapshot) = event { seen.append(snapshot.progress.bytesWritten) }
+                    if case .installed = event { break }
+                }
+                return seen
+            }
+            try await client.enqueue(productID: Self.product, receipt: receipt)
+            _ = try await client.waitUntilInstalled(productID: Self.product)
+            let seen = await recorder.value
+            let boundaries = Set(chunks.map(\.offset) + [Int64(data.count)])
+            #expect(seen.count > 2, "\(seen.count) progress events")
+            #expect(
+                seen.allSatisfy(boundaries.contains), "\(seen.filter { !boundaries.contains($0) }) are not boundaries")
+            await client.close()
+        }
+    }
+
+    @Test func aCorruptedChunkIsFetchedAgainAlone() async throws {
+        try await TestServer.with { server in
+            let (data, chunks, receipt) = try await publish(server)
+            let proxy = try LoopbackProxy(to: server.port, corruptPartialResponses: 5..<6)
+            defer { proxy.stop() }
+            let client = try await makeClient(proxy.baseURL, root: server.makeScratchDirectory())
+            try await client.enqueue(productID: Self.product, receipt: receipt)
+            let content = try await client.waitUntilInstalled(productID: Self.product)
+            #expect(try Data(contentsOf: content.url(for: Self.path)) == data)
+
+            // The chunk holding the flipped byte, and nothing else, came twice.
+            let range = try #require(proxy.corruptedRange)
+            guard case .satisfied(let corrupted, _)? = ContentRange(parsing: range) else {
+                Issue.record("not a Content-Range: \(range)")
+                return
+            }
+            let chunk = try #require(
+                chunks.first { $0.offset <= corrupted.first && corrupted.first < $0.offset + $0.length })
+            let extra = proxy.bytesToClient - data.count
+            #expect(extra >= Int(chunk.length), "\(extra) bytes over the file, the chunk is \(chunk.length)")
+            // Headers (a few hundred bytes a response) and the grant: far less than any other chunk.
+            #expect(
+                extra < Int(chunk.length) + (128 << 10), "\(extra) bytes over the file, the chunk is \(chunk.length)")
+            await client.close()
+        }
+    }
+
+    @Test func aChunkCorruptedTwiceIsAnIntegrityErrorNamingTheFile() async throws {
+        try await TestServer.with { server in
+            let (_, _, receipt) = try await publish(server, mebibytes: 4)
+            // Every partial response is corrupted: the first chunk fails twice.
+            let proxy = try LoopbackProxy(to: server.port, corruptPartialResponses: 1..<Int.max)
+            defer { proxy.stop() }
+            let client = try await makeClient(proxy.baseURL, root: server.makeScratchDirectory())
+            try await client.enqueue(productID: Self.product, receipt: receipt)
+            do {
+                _ = try await client.waitUntilInstalled(productID: Self.product)
+                Issue.record("installed corrupted content")
+            } catch let error as KioskKit.KioskError {
+                guard case .integrity(let productID, let path, _, _) = error else {
+                    Issue.record("expected an integrity error, got \(error)")
+                    return
+                }
+                #expect(productID == Self.product && path == Self.path)
+            }
+            await client.close()
+        }
+    }
+
+    @Test func aStopInTheMiddleOfParallelChunksResumesWithoutHashingVerifiedChunksAgain() async throws {
+        try await TestServer.with { server in
+            let (data, chunks, receipt) = try await publish(server)
+            let root = server.makeScratchDirectory()
+            let first = try await makeClient(server.baseURL, root: root, writer: TestWriter.factory(delay: 0.03))
+            try await first.enqueue(productID: Self.product, receipt: receipt)
+            try await Support.eventually("a third of the bytes verified") {
+                (await first.download(for: Self.product)?.progress.bytesWritten ?? 0) > Int64(data.count / 3)
+            }
+            await first.close()  // as if the app were stopped: the journal still says "active"
+
+            // What the journal says is verified, and what the server sent so far.
+            let (snapshot, _) = Journal(layout: CacheLayout(root: root)).load()
+            let verified = try #require(snapshot.downloads.first?.verifiedChunks[Self.path])
+            let verifiedBytes = verified.reduce(Int64(0)) { $0 + chunks[$1].length }
+            #expect(verifiedBytes > Int64(data.count / 3) && verified.count < chunks.count)
+            let sentBefore = try await Support.settledBytesSent(server)
+
+            let fileSystem = CountingFileSystem()
+            let second = try await makeClient(server.baseURL, root: root, fileSystem: fileSystem)
+            let content = try await second.waitUntilInstalled(productID: Self.product)
+            #expect(try Data(contentsOf: content.url(for: Self.path)) == data)
+            // Only the chunks not verified were fetched (whole), and no verified byte was read back to be hashed:
+            // what the second client read is its journal.
+            #expect(server.contentBytesSent - sentBefore == Int64(data.count) - verifiedBytes)
+            #expect(
+                fileSystem.bytesRead < 256 << 10,
+                "read back \(fileSystem.bytesRead) bytes; \(verifiedBytes) were verified")
+            await second.close()
+        }
+    }
+}
+
+extension ChunkedDownloadEndToEndTests {
+    /// Verified chunks are trusted without being read again, but not when their part file is gone: a part deleted
+    /// between two runs (the OS purging caches) makes its chunks fetched again, never installed as a hole.
+    @Test func aPartFileDeletedBetweenRunsIsFetchedAgain() async throws {
+        try await TestServer.with { server in
+            let (data, _, receipt) = try await publish(server, mebibytes: 8)
+            let root = server.makeScratchDirectory()
+            let first = try await makeClient(server.baseURL, root: root, writer: TestWriter.factory(delay: 0.03))
+            try await first.enqueue(productID: Self.product, receipt: receipt)
+            try await Support.eventually("a chunk verified") {
+                (await first.download(for: Self.product)?.progress.bytesWritten ?? 0) > 0
+            }
+            await first.close()
+            #expect((Support.keptBytes(root: root, productID: Self.product)[Self.path] ?? 0) > 0, "chunks journaled")
+            try FileManager.default.removeItem(
+                at: CacheLayout(root: root).partFile(productID: Self.product, path: Self.path))
+
+            let second = try await makeClient(server.baseURL, root: root)
+            let content = try await second.waitUntilInstalled(productID: Self.product)
+            #expect(try Data(contentsOf: content.url(for: Self.path)) == data)
+            await second.close()
+        }
+    }
+}
+
+/// Part-file writers that count the writes at offsets under way (the chunks of one file written at once) and the
+/// appending writes (a file fetched whole).
+final class PositionalWriters: Sendable {
+    private let counts = Locked((now: 0, most: 0, appended: 0))
+    let delay: TimeInterval
+
+    init(delay: TimeInterval) { self.delay = delay }
+
+    var most: Int { counts.withLock { $0.most } }
+    var appended: Int { counts.withLock { $0.appended } }
+
+    var factory: FileWriterFactory {
+        FileWriterFactory { url, offset throws(KioskKit.KioskError) in
+            Writer(inner: try POSIXPartFileWriter(url: url, truncatingTo: offset), owner: self)
+        }
+    }
+
+    final class Writer: PositionalPartFileWriter {
+        let inner: POSIXPartFileWriter
+        let owner: PositionalWriters
+
+        init(inner: POSIXPartFileWriter, owner: PositionalWriters) {
+            self.inner = inner
+            self.owner = owner
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) {
+            owner.counts.withLock { $0.appended += 1 }
+            try inner.write(bytes)
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
+            owner.counts.withLock {
+                $0.now += 1
+                $0.most = max($0.most, $0.now)
+            }
+            defer { owner.counts.withLock { $0.now -= 1 } }
+            if owner.delay > 0 { Thread.sleep(forTimeInterval: owner.delay) }
+            try inner.write(bytes, at: offset)
+        }
+
+        func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
+        func close() { inner.close() }
+    }
+}
+
+extension KioskKitTestSupport {
+    /// The bytes of each file of a download that its journal under `root` keeps for good: a file verified whole, the
+    /// chunks verified of a file fetched by chunks (a chunk in flight is fetched again whole), or the part of a file
+    /// fetched whole (resumed from its last byte).
+    static func keptBytes(root: URL, productID: String) -> [String: Int64] {
+        let layout = CacheLayout(root: root)
+        let journal = Journal(layout: layout)
+        guard let snapshot = journal.read(journal.url).map({ journal.replayingLog(onto: $0) }),
+            let record = snapshot.downloads.first(where: { $0.productID == productID }), let grant = record.grant
+        else { return [:] }
+        var kept: [String: Int64] = [:]
+        for file in grant.files {
+            if record.verifiedPaths.contains(file.path) {
+                kept[file.path] = file.length
+            } else if GrantValidation.chunks(of: file, in: grant) != nil {
+                kept[file.path] = record.verifiedChunkLength(of: file)
+            } else {
+                kept[file.path] = fileSize(layout.partFile(productID: productID, path: file.path))
+            }
+        }
+        return kept
+    }
+}
