@@ -165,11 +165,12 @@ public struct KioskHTTPServer: Sendable {
         return roots
     }
 
-    /// Serves until cancelled or until one of `gracefulShutdownSignals` arrives, then lets in-flight responses
-    /// finish and closes the database. `onListening` is called with the bound `http://host:port` once the server
-    /// accepts connections (useful with port 0).
+    /// Serves until one of `gracefulShutdownSignals` arrives or `shutdown` is triggered (or until cancelled), then
+    /// lets in-flight responses finish and closes the database. `onListening` is called with the bound
+    /// `http://host:port` once the server accepts connections (useful with port 0).
     public func run(
         gracefulShutdownSignals: [UnixSignal] = [],
+        shutdown: ServerShutdown? = nil,
         reloadOnSIGHUP: Bool = false,
         onListening: @escaping @Sendable (_ address: String, _ port: Int) async -> Void = { _, _ in }
     ) async throws {
@@ -204,7 +205,7 @@ public struct KioskHTTPServer: Sendable {
         let group = ServiceGroup(
             configuration: .init(services: [app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))
         do {
-            try await group.run()
+            if shutdown?.attach(group) ?? true { try await group.run() }
         } catch {
             try? await database.close()
             throw error

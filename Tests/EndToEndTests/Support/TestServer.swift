@@ -17,12 +17,14 @@ final class TestServer: Sendable {
     /// The running server (its catalog, ledger and metrics).
     let server: KioskHTTPServer
     private let task: Task<Void, any Error>
+    private let shutdown: ServerShutdown
     private let root: URL
 
     private init(
         baseURL: URL, port: Int, root: URL, contentDirectory: URL, dataDirectory: URL, server: KioskHTTPServer,
-        task: Task<Void, any Error>
+        task: Task<Void, any Error>, shutdown: ServerShutdown
     ) {
+        self.shutdown = shutdown
         self.baseURL = baseURL
         self.port = port
         self.root = root
@@ -31,6 +33,9 @@ final class TestServer: Sendable {
         self.server = server
         self.task = task
     }
+
+    /// How long ``stop()`` lets in-flight responses finish.
+    static let stopDeadline = Duration.seconds(10)
 
     /// The repository's sample catalog.
     static let sampleContent = URL(fileURLWithPath: #filePath)
@@ -68,9 +73,10 @@ final class TestServer: Sendable {
         let logger = logger ?? defaultLogger
         let server = try await KioskHTTPServer(configuration: configuration, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let shutdown = ServerShutdown()
         let task = Task {
             defer { continuation.finish() }
-            try await server.run { _, port in continuation.yield(port) }
+            try await server.run(shutdown: shutdown) { _, port in continuation.yield(port) }
         }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
@@ -79,7 +85,8 @@ final class TestServer: Sendable {
         }
         return TestServer(
             baseURL: URL(string: "http://127.0.0.1:\(port)")!, port: port, root: root,
-            contentDirectory: contentDirectory, dataDirectory: dataDirectory, server: server, task: task)
+            contentDirectory: contentDirectory, dataDirectory: dataDirectory, server: server, task: task,
+            shutdown: shutdown)
     }
 
     /// Runs `body` against a fresh server, and stops the server and removes its folders afterwards, whether `body`
@@ -99,10 +106,22 @@ final class TestServer: Sendable {
         }
     }
 
-    /// Stops the server and removes its folders.
+    /// Stops the server gracefully and removes its folders. A graceful shutdown rather than a cancellation: cancelling
+    /// the serving task can drop accepted connections not yet served, which traps in SwiftNIO
+    /// (`Deinited NIOAsyncWriter without calling finish()`).
+    /// A response still in flight after ``stopDeadline`` (a stalled body, say) is cut by cancelling the server.
     func stop() async {
-        task.cancel()
-        _ = try? await task.value
+        await shutdown.trigger()
+        let task = self.task
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { _ = try? await task.value }
+            group.addTask {
+                try? await Task.sleep(for: Self.stopDeadline)  // cancelled when the server ends first
+                if !Task.isCancelled { task.cancel() }
+            }
+            await group.next()
+            group.cancelAll()
+        }
         try? FileManager.default.removeItem(at: root)
     }
 
