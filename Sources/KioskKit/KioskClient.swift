@@ -539,42 +539,49 @@ public actor KioskClient {
     /// Returns once the product's content is installed, for the deliver-before-finish pattern: finish the store
     /// transaction only after this returns.
     ///
-    /// Returns at once when the content is already installed. Waits through pauses and retries.
-    /// - Throws: the download's error if it fails, ``KioskError/cancelled(productID:)`` if it is cancelled,
-    ///   ``KioskError/notFound(productID:)`` if the product is neither installed nor queued,
-    ///   ``KioskError/clientClosed`` when the client is or gets closed, and `CancellationError` at once when the
-    ///   calling task is cancelled (the download goes on).
+    /// Returns at once when the content is already installed. Waits through retries and through a pause by the user
+    /// (``pause(_:)``; the wait goes on after ``resume(_:)``).
+    /// - Throws: the download's error if it fails; ``KioskError/insufficientStorage(needed:available:)`` when the
+    ///   download is (or gets) paused because the disk is full: the download stays paused with its bytes, and
+    ///   ``resume(_:)`` or ``enqueue(productID:proof:priority:)`` goes on once space is freed;
+    ///   ``KioskError/cancelled(productID:)`` if it is cancelled; ``KioskError/notFound(productID:)`` if the product
+    ///   is neither installed nor queued; ``KioskError/clientClosed`` when the client is or gets closed; and
+    ///   `CancellationError` at once when the calling task is cancelled (the download goes on).
     public func waitUntilInstalled(productID: String) async throws -> InstalledContent {
         try ensureOpen()
         reconcileInstalled()
-        if let download = coordinator.live(for: productID) {
-            switch download.state {
-            case .finished:
-                if let content = coordinator.installed[productID] { return content }
-                throw KioskError.notFound(productID: productID)
-            case .failed(let error): throw error
-            case .cancelled: throw KioskError.cancelled(productID: productID)
-            default:
-                nextWaiterID += 1
-                let id = nextWaiterID
-                return try await withTaskCancellationHandler {
-                    try await withCheckedThrowingContinuation { continuation in
-                        installWaiters[productID, default: []].append(InstallWaiter(id: id, continuation: continuation))
-                    }
-                } onCancel: {
-                    // Runs on the actor after the waiter is registered (the registration does not suspend).
-                    Task { await self.stopWaiting(id, for: productID) }
-                }
-            }
+        switch await waitForInstall(of: productID) {
+        case .some(.success(let content)): return content
+        case .some(.failure(let error)): throw error
+        case .none: throw CancellationError()
         }
-        if let content = coordinator.installed[productID] { return content }
-        throw KioskError.notFound(productID: productID)
     }
 
-    /// Ends the wait of a cancelled ``waitUntilInstalled(productID:)`` call.
+    /// Waits until the product is installed or nothing more happens without the app (see
+    /// ``DownloadCoordinator/installWait(for:)``); `nil` when the calling task is cancelled.
+    private func waitForInstall(of productID: String) async -> Result<InstalledContent, KioskError>? {
+        switch coordinator.installWait(for: productID) {
+        case .installed(let content): return .success(content)
+        case .fail(let error): return .failure(error)
+        case .wait: break
+        }
+        guard !Task.isCancelled else { return nil }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                installWaiters[productID, default: []].append(InstallWaiter(id: id, continuation: continuation))
+            }
+        } onCancel: {
+            // Runs on the actor after the waiter is registered (the registration does not suspend).
+            Task { await self.stopWaiting(id, for: productID) }
+        }
+    }
+
+    /// Ends the wait of a call whose task was cancelled.
     private func stopWaiting(_ id: UInt64, for productID: String) {
         guard let index = installWaiters[productID]?.firstIndex(where: { $0.id == id }) else { return }
-        installWaiters[productID]?.remove(at: index).resume(throwing: CancellationError())
+        installWaiters[productID]?.remove(at: index).continuation.resume(returning: nil)
     }
 
     /// Stops every transfer without changing its journaled state, saves the journal and ends the event
@@ -590,7 +597,7 @@ public actor KioskClient {
         transfers.removeAll()
         journal.synchronize()
         for (_, waiters) in installWaiters {
-            for waiter in waiters { waiter.resume(throwing: KioskError.clientClosed) }
+            for waiter in waiters { waiter.continuation.resume(returning: .failure(.clientClosed)) }
         }
         installWaiters.removeAll()
         fetcher.invalidate()
@@ -656,10 +663,7 @@ public actor KioskClient {
                 broadcaster.send(event)
             case .finishWaiters(let productID, let result):
                 for waiter in installWaiters.removeValue(forKey: productID) ?? [] {
-                    switch result {
-                    case .success(let content): waiter.resume(returning: content)
-                    case .failure(let error): waiter.resume(throwing: error)
-                    }
+                    waiter.continuation.resume(returning: result)
                 }
             case .deleteStaging(let productID):
                 fileSystem.remove(layout.staging(productID: productID))
@@ -755,17 +759,13 @@ public actor KioskClient {
     }
 }
 
-/// A cached catalog answer.
-/// A caller of ``KioskClient/waitUntilInstalled(productID:)``, waiting; its ID lets a cancelled call end its own
-/// wait alone.
+/// A caller of ``KioskClient/waitUntilInstalled(productID:)``, waiting for the outcome (`nil`: its task was cancelled); its ID lets a cancelled call end its own wait alone.
 private struct InstallWaiter {
     let id: UInt64
-    let continuation: CheckedContinuation<InstalledContent, any Error>
-
-    func resume(returning content: InstalledContent) { continuation.resume(returning: content) }
-    func resume(throwing error: any Error) { continuation.resume(throwing: error) }
+    let continuation: CheckedContinuation<Result<InstalledContent, KioskError>?, Never>
 }
 
+/// A cached catalog answer.
 struct CachedCatalog: Codable, Sendable {
     var entityTag: String
     var body: Data

@@ -16,11 +16,15 @@ public struct DownloadSnapshot: Sendable, Hashable, Identifiable {
     public var priority: DownloadPriority
     /// When it was enqueued.
     public var createdAt: Date
+    /// While the state is `paused(.insufficientStorage)`, the ``KioskError/insufficientStorage(needed:available:)``
+    /// that paused it; read it through ``error``.
+    public var storagePauseError: KioskError?
 
     /// A snapshot from its parts (for previews and tests; the client makes the real ones).
     public init(
         id: DownloadID = DownloadID(), productID: String, version: String? = nil, state: DownloadState,
-        progress: DownloadProgress = DownloadProgress(), priority: DownloadPriority = .normal, createdAt: Date = Date()
+        progress: DownloadProgress = DownloadProgress(), priority: DownloadPriority = .normal, createdAt: Date = Date(),
+        storagePauseError: KioskError? = nil
     ) {
         self.id = id
         self.productID = productID
@@ -29,12 +33,20 @@ public struct DownloadSnapshot: Sendable, Hashable, Identifiable {
         self.progress = progress
         self.priority = priority
         self.createdAt = createdAt
+        self.storagePauseError = storagePauseError
     }
 
-    /// The error of a failed download, or the reason of a storage pause.
+    /// The error of a failed download, or the reason of a storage pause: the
+    /// ``KioskError/insufficientStorage(needed:available:)`` with the bytes still needed and, when known, the bytes
+    /// available (after a relaunch, `needed` is the bytes still to fetch and `available` is `nil`). `nil` otherwise.
     public var error: KioskError? {
-        if case .failed(let error) = state { return error }
-        return nil
+        switch state {
+        case .failed(let error): return error
+        case .paused(.insufficientStorage):
+            let remaining = max(0, progress.bytesExpected - progress.bytesWritten)
+            return storagePauseError ?? .insufficientStorage(needed: remaining, available: nil)
+        default: return nil
+        }
     }
 }
 
