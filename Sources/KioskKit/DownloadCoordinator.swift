@@ -157,7 +157,8 @@ struct DownloadCoordinator: Sendable {
         case wait
     }
 
-    /// What ``KioskClient/waitUntilInstalled(productID:)`` does for the product now. The product's latest download decides: finished → its content; failed → its error;
+    /// What ``KioskClient/waitUntilInstalled(productID:)`` and ``KioskClient/ensureInstalled(productID:proof:priority:)``
+    /// do for the product now. The product's latest download decides: finished → its content; failed → its error;
     /// cancelled → ``KioskError/cancelled(productID:)``; paused for storage →
     /// ``KioskError/insufficientStorage(needed:available:)`` (the download stays paused and resumable); paused by the
     /// user, or on its way → wait. Without a download: the installed content, or ``KioskError/notFound(productID:)``.

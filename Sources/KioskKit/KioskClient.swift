@@ -557,6 +557,39 @@ public actor KioskClient {
         }
     }
 
+    /// Makes sure a product's content is installed, like `NSBundleResourceRequest` and AssetPackManager's
+    /// `ensureLocalAvailability(of:)`: returns the installed content at once when the product is installed (checked
+    /// against the disk), otherwise enqueues it as ``enqueue(productID:proof:priority:)`` does (a running download
+    /// is joined, a paused or failed one resumed with `proof`, a cancelled one started over) and waits until it is
+    /// installed. Finish the store transaction only after this returns.
+    ///
+    /// Outcomes while it waits:
+    /// - a pause by the user (``pause(_:)``): it keeps waiting; ``resume(_:)`` goes on;
+    /// - a full disk: throws ``KioskError/insufficientStorage(needed:available:)``; the download stays paused with
+    ///   its bytes, and a later ``resume(_:)`` or another call of this method goes on;
+    /// - the download fails: throws its error;
+    /// - ``cancel(_:)``: throws ``KioskError/cancelled(productID:)``;
+    /// - ``dismiss(productID:)`` and ``remove(_:)``: neither touches a download on its way (they throw
+    ///   ``KioskError/notFound(productID:)``), so the call goes on;
+    /// - ``close()``: throws ``KioskError/clientClosed``;
+    /// - the calling task is cancelled: throws ``KioskError/cancelled(productID:)`` at once (typed throws cannot
+    ///   carry `CancellationError`) and leaves the download running;
+    /// - two calls for one product share one download and return the same content.
+    /// - Throws: the outcomes above, and what ``enqueue(productID:proof:priority:)`` throws for invalid arguments.
+    public func ensureInstalled(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
+        async throws(KioskError) -> InstalledContent
+    {
+        try ensureOpen()
+        reconcileInstalled()
+        if let content = coordinator.installed[productID] { return content }
+        try enqueue(productID: productID, proof: proof, priority: priority)
+        switch await waitForInstall(of: productID) {
+        case .some(.success(let content)): return content
+        case .some(.failure(let error)): throw error
+        case .none: throw .cancelled(productID: productID)
+        }
+    }
+
     /// Waits until the product is installed or nothing more happens without the app (see
     /// ``DownloadCoordinator/installWait(for:)``); `nil` when the calling task is cancelled.
     private func waitForInstall(of productID: String) async -> Result<InstalledContent, KioskError>? {
@@ -759,7 +792,8 @@ public actor KioskClient {
     }
 }
 
-/// A caller of ``KioskClient/waitUntilInstalled(productID:)``, waiting for the outcome (`nil`: its task was cancelled); its ID lets a cancelled call end its own wait alone.
+/// A caller of ``KioskClient/waitUntilInstalled(productID:)`` or
+/// ``KioskClient/ensureInstalled(productID:proof:priority:)``, waiting for the outcome (`nil`: its task was cancelled); its ID lets a cancelled call end its own wait alone.
 private struct InstallWaiter {
     let id: UInt64
     let continuation: CheckedContinuation<Result<InstalledContent, KioskError>?, Never>
