@@ -176,6 +176,13 @@ struct DownloadCoordinator: Sendable {
         }
     }
 
+    /// The product's status now: its latest download unless finished, else its installed content, else
+    /// ``ProductStatus/notQueued``.
+    func status(of productID: String) -> ProductStatus {
+        if let download = live(for: productID), download.state != .finished { return .downloading(download.snapshot) }
+        return installed[productID].map(ProductStatus.installed) ?? .notQueued
+    }
+
     // MARK: - Events from the app
 
     /// Enqueues a product. A live download of it takes the new proof and priority and is resumed; after a cancel,

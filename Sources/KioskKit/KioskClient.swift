@@ -207,6 +207,23 @@ public actor KioskClient {
     /// new stream; any number of subscribers may listen at once. Streams end when the client is closed.
     public nonisolated var events: AsyncStream<KioskEvent> { broadcaster.subscribe() }
 
+    /// The status of one product, for a view to bind to: a stream that starts with the status now and follows every
+    /// change. Call it on the client (`await kiosk.statusUpdates(for: id)`); the first element is taken on the
+    /// client's executor, so no change falls between it and the next.
+    ///
+    /// - The first element is ``ProductStatus/notQueued`` when the product is neither queued nor installed (the
+    ///   stream then waits for an enqueue), ``ProductStatus/installed(_:)`` when installed (checked against the disk),
+    ///   otherwise ``ProductStatus/downloading(_:)`` with the download's snapshot.
+    /// - No change of state is ever dropped; a run of progress updates the reader has not taken yet is coalesced to
+    ///   the latest, so a slow reader costs at most one element per state change.
+    /// - The stream ends after ``ProductStatus/installed(_:)``, after a download that failed or was cancelled, when
+    ///   the reading task is cancelled, and on ``close()`` (on a closed client: the last known status, then the end).
+    ///   A pause (by the user or for storage) does not end it.
+    public func statusUpdates(for productID: String) -> AsyncStream<ProductStatus> {
+        if !isClosed { reconcileInstalled() }
+        return broadcaster.subscribeStatus(of: productID, initial: coordinator.status(of: productID))
+    }
+
     /// Registers an observer (kept weakly) that receives the events as delegate calls until the returned
     /// observation is cancelled or the observer is released.
     @discardableResult

@@ -84,9 +84,44 @@ extension KioskObserver {
     public func kioskClient(_ client: KioskClient, didRemove productID: String, version: String) async {}
 }
 
-/// Fans events out to every subscriber of ``KioskClient/events``.
+/// Fans events out to every subscriber of ``KioskClient/events`` and of ``KioskClient/statusUpdates(for:)``.
 final class EventBroadcaster: Sendable {
     private let subscribers = Locked<[UUID: AsyncStream<KioskEvent>.Continuation]>([:])
+    /// The status streams by product, and whether the broadcaster has finished (a later stream ends at once).
+    private let statusSubscribers = Locked<(buffers: [String: [UUID: StatusBuffer]], isFinished: Bool)>(([:], false))
+
+    /// A stream of the product's status that starts with `initial` and ends after a final status
+    /// (``ProductStatus/isFinal``), when its reader is cancelled, or when the broadcaster finishes. Progress is
+    /// coalesced, state changes never (see ``StatusBuffer``).
+    func subscribeStatus(of productID: String, initial: ProductStatus) -> AsyncStream<ProductStatus> {
+        let buffer = StatusBuffer()
+        buffer.push(initial, isProgress: false)
+        let key = UUID()
+        let registered = statusSubscribers.withLock { subscribers in
+            guard !subscribers.isFinished, !buffer.isFinished else { return false }
+            subscribers.buffers[productID, default: [:]][key] = buffer
+            return true
+        }
+        if !registered { buffer.finish() }
+        return AsyncStream(
+            unfolding: { await buffer.next() },
+            onCancel: { [weak self] in
+                buffer.finish()
+                self?.removeStatus(key, of: productID)
+            })
+    }
+
+    /// The buffers of the product's open status streams (for tests).
+    func statusBuffers(of productID: String) -> [StatusBuffer] {
+        statusSubscribers.withLock { Array($0.buffers[productID]?.values ?? [:].values) }
+    }
+
+    private func removeStatus(_ key: UUID, of productID: String) {
+        statusSubscribers.withLock { subscribers in
+            subscribers.buffers[productID]?[key] = nil
+            if subscribers.buffers[productID]?.isEmpty == true { subscribers.buffers[productID] = nil }
+        }
+    }
 
     /// A new stream receiving every event from now on.
     func subscribe() -> AsyncStream<KioskEvent> {
@@ -102,6 +137,20 @@ final class EventBroadcaster: Sendable {
     func send(_ event: KioskEvent) {
         let all = subscribers.withLock { Array($0.values) }
         for continuation in all { continuation.yield(event) }
+        let productID: String
+        switch event {
+        case .stateChanged(let snapshot), .progress(let snapshot): productID = snapshot.productID
+        case .installed(let content): productID = content.productID
+        case .removed(let removed, _): productID = removed
+        }
+        guard let (status, isProgress) = ProductStatus.after(event, of: productID) else { return }
+        let buffers = statusSubscribers.withLock { subscribers in
+            let buffers = Array(subscribers.buffers[productID]?.values ?? [:].values)
+            // A final status ends these streams: they leave the broadcaster (their buffers end once read).
+            if status.isFinal { subscribers.buffers[productID] = nil }
+            return buffers
+        }
+        for buffer in buffers { buffer.push(status, isProgress: isProgress) }
     }
 
     func finish() {
@@ -110,5 +159,10 @@ final class EventBroadcaster: Sendable {
             return Array(subscribers.values)
         }
         for continuation in all { continuation.finish() }
+        let buffers = statusSubscribers.withLock { subscribers in
+            defer { subscribers = ([:], true) }
+            return subscribers.buffers.values.flatMap(\.values)
+        }
+        for buffer in buffers { buffer.finish() }
     }
 }

@@ -3,8 +3,9 @@ import KioskCore
 import KioskKit
 import Testing
 
-/// `ensureInstalled(productID:proof:priority:)` against the real server: each way a call can end.
-@Suite("ensureInstalled end to end", .serialized, .timeLimit(.minutes(3)))
+/// `ensureInstalled(productID:proof:priority:)` and `statusUpdates(for:)` against the real server: each way a call
+/// can end, and what a status stream shows.
+@Suite("ensureInstalled and statusUpdates end to end", .serialized, .timeLimit(.minutes(3)))
 struct EnsureInstalledTests {
     typealias Support = KioskKitTestSupport
     typealias Error = KioskKit.KioskError
@@ -28,7 +29,9 @@ struct EnsureInstalledTests {
     }
 
     /// A call of `ensureInstalled` in a task, once its download has written some bytes.
-    func callInFlight(_ client: KioskClient, _ proof: PurchaseProof) async throws -> Task<InstalledContent, any Swift.Error> {
+    func callInFlight(_ client: KioskClient, _ proof: PurchaseProof) async throws -> Task<
+        InstalledContent, any Swift.Error
+    > {
         let call = Task { try await client.ensureInstalled(productID: Self.product, proof: proof) }
         try await Support.eventually("some progress") {
             (await client.download(for: Self.product)?.progress.bytesWritten ?? 0) > 0
@@ -132,6 +135,54 @@ struct EnsureInstalledTests {
                 try await client.ensureInstalled(productID: Self.product, proof: proof), hashes: hashes)
             #expect(await client.downloads.count == 1)
             await client.close()
+        }
+    }
+
+    /// Every element of a status stream until it ends.
+    func collect(_ stream: AsyncStream<ProductStatus>) async -> [ProductStatus] {
+        var all: [ProductStatus] = []
+        for await status in stream { all.append(status) }
+        return all
+    }
+
+    @Test func aStatusStreamStartsWithTheStatusNowAndEndsWhenInstalled() async throws {
+        try await TestServer.with { server in
+            let (client, proof, _) = try await setUp(server, delay: 0)
+            // The first element is taken on the client when the stream is made: the enqueue comes after it.
+            let first = await client.statusUpdates(for: Self.product)
+            let content = try await client.ensureInstalled(productID: Self.product, proof: proof)
+            let seen = await collect(first)
+            #expect(seen.first == .notQueued)
+            #expect(seen.last == .installed(content))
+            let states = seen.compactMap { status -> String? in
+                if case .downloading(let snapshot) = status { snapshot.state.name } else { nil }
+            }
+            #expect(states.first == "waiting")
+            #expect(states.contains("active"))
+            // Installed: the stream gives the content and ends.
+            #expect(await collect(await client.statusUpdates(for: Self.product)) == [.installed(content)])
+            await client.close()
+        }
+    }
+
+    @Test func aStatusStreamEndsOnCancelAndOnClose() async throws {
+        try await TestServer.with { server in
+            let (client, proof, _) = try await setUp(server)
+            let call = try await callInFlight(client, proof)
+            let running = await client.statusUpdates(for: Self.product)
+            try await client.cancel(Self.product)
+            let seen = await collect(running)
+            guard case .downloading(let last)? = seen.last else {
+                Issue.record("the stream did not end with the cancelled download: \(seen)")
+                return
+            }
+            #expect(last.state == .cancelled)
+            _ = await call.result
+            let other = await client.statusUpdates(for: "com.example.kiosk.test.other")
+            await client.close()
+            #expect(await collect(other) == [.notQueued])
+            // On a closed client: the last known status, then the end.
+            #expect(await collect(await client.statusUpdates(for: "com.example.kiosk.test.other")) == [.notQueued])
         }
     }
 }
