@@ -810,7 +810,8 @@ public actor KioskClient {
 }
 
 /// A caller of ``KioskClient/waitUntilInstalled(productID:)`` or
-/// ``KioskClient/ensureInstalled(productID:proof:priority:)``, waiting for the outcome (`nil`: its task was cancelled); its ID lets a cancelled call end its own wait alone.
+/// ``KioskClient/ensureInstalled(productID:proof:priority:)``, waiting for the outcome (`nil`: its task was
+/// cancelled); its ID lets a cancelled call end its own wait alone.
 private struct InstallWaiter {
     let id: UInt64
     let continuation: CheckedContinuation<Result<InstalledContent, KioskError>?, Never>

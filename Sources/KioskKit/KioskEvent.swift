@@ -62,6 +62,17 @@ public enum KioskEvent: Sendable, Hashable {
     case removed(productID: String, version: String)
 }
 
+extension KioskEvent {
+    /// The product the event is about.
+    var productID: String {
+        switch self {
+        case .stateChanged(let snapshot), .progress(let snapshot): snapshot.productID
+        case .installed(let content): content.productID
+        case .removed(let productID, _): productID
+        }
+    }
+}
+
 /// For apps that prefer a delegate to an `AsyncSequence`: register with ``KioskClient/addObserver(_:)``.
 ///
 /// Every method has an empty default implementation. Calls arrive in order, one at a time, on no particular
@@ -113,7 +124,7 @@ final class EventBroadcaster: Sendable {
 
     /// The buffers of the product's open status streams (for tests).
     func statusBuffers(of productID: String) -> [StatusBuffer] {
-        statusSubscribers.withLock { Array($0.buffers[productID]?.values ?? [:].values) }
+        statusSubscribers.withLock { subscribers in subscribers.buffers[productID].map { Array($0.values) } ?? [] }
     }
 
     private func removeStatus(_ key: UUID, of productID: String) {
@@ -137,15 +148,10 @@ final class EventBroadcaster: Sendable {
     func send(_ event: KioskEvent) {
         let all = subscribers.withLock { Array($0.values) }
         for continuation in all { continuation.yield(event) }
-        let productID: String
-        switch event {
-        case .stateChanged(let snapshot), .progress(let snapshot): productID = snapshot.productID
-        case .installed(let content): productID = content.productID
-        case .removed(let removed, _): productID = removed
-        }
-        guard let (status, isProgress) = ProductStatus.after(event, of: productID) else { return }
+        guard let (status, isProgress) = ProductStatus.after(event) else { return }
+        let productID = event.productID
         let buffers = statusSubscribers.withLock { subscribers in
-            let buffers = Array(subscribers.buffers[productID]?.values ?? [:].values)
+            let buffers = subscribers.buffers[productID].map { Array($0.values) } ?? []
             // A final status ends these streams: they leave the broadcaster (their buffers end once read).
             if status.isFinal { subscribers.buffers[productID] = nil }
             return buffers

@@ -25,17 +25,15 @@ public enum ProductStatus: Sendable, Hashable {
         }
     }
 
-    /// What an event means for the status of `productID`: the new status, and whether it is progress only (a run
-    /// of progress may be coalesced to its latest); `nil` when the event is about another product or says nothing
-    /// new (a `finished` state change: the ``KioskEvent/installed(_:)`` event follows).
-    static func after(_ event: KioskEvent, of productID: String) -> (status: ProductStatus, isProgress: Bool)? {
+    /// What an event means for the status of its product (``KioskEvent/productID``): the new status, and whether
+    /// it is progress only (a run of progress may be coalesced to its latest); `nil` when it says nothing new (a
+    /// `finished` state change: the ``KioskEvent/installed(_:)`` event follows).
+    static func after(_ event: KioskEvent) -> (status: ProductStatus, isProgress: Bool)? {
         switch event {
-        case .stateChanged(let snapshot) where snapshot.productID == productID:
-            snapshot.state == .finished ? nil : (.downloading(snapshot), false)
-        case .progress(let snapshot) where snapshot.productID == productID: (.downloading(snapshot), true)
-        case .installed(let content) where content.productID == productID: (.installed(content), false)
-        case .removed(let removed, _) where removed == productID: (.notQueued, false)
-        default: nil
+        case .stateChanged(let snapshot): snapshot.state == .finished ? nil : (.downloading(snapshot), false)
+        case .progress(let snapshot): (.downloading(snapshot), true)
+        case .installed(let content): (.installed(content), false)
+        case .removed: (.notQueued, false)
         }
     }
 }
