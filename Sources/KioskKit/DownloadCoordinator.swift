@@ -16,6 +16,9 @@ struct Download: Sendable {
     var lastProgressEvent: ContinuousClock.Instant?
     /// The instant of the last progress sample applied (a sample that arrives late is dropped).
     var lastProgressSample: ContinuousClock.Instant?
+    /// The ``KioskError/insufficientStorage(needed:available:)`` that paused the download, while it is paused for
+    /// storage (not journaled: after a relaunch ``DownloadSnapshot/error`` falls back to the bytes still to fetch).
+    var storageError: KioskError?
 
     init(record: DownloadRecord, machine: DownloadStateMachine) {
         stored = record
@@ -58,7 +61,7 @@ struct Download: Sendable {
     var snapshot: DownloadSnapshot {
         DownloadSnapshot(
             id: stored.id, productID: stored.productID, version: stored.grant?.contentVersion, state: machine.state,
-            progress: progress, priority: stored.priority, createdAt: stored.createdAt)
+            progress: progress, priority: stored.priority, createdAt: stored.createdAt, storagePauseError: storageError)
     }
 
     /// Whether the download is stopped: it is not running and will not run without a call from the app.
@@ -143,6 +146,42 @@ struct DownloadCoordinator: Sendable {
     /// The product's latest download.
     func live(for productID: String) -> Download? {
         downloads.values.filter { $0.productID == productID }.max { $0.record.sequence < $1.record.sequence }
+    }
+
+    /// What a caller waiting for a product's content gets now.
+    enum InstallWait: Sendable, Equatable {
+        /// The content is installed: return it.
+        case installed(InstalledContent)
+        /// Nothing more happens without the app: end the wait with this error.
+        case fail(KioskError)
+        /// The download is on its way (waiting, running, retrying, verifying, or paused by the user): wait.
+        case wait
+    }
+
+    /// What ``KioskClient/waitUntilInstalled(productID:)`` and ``KioskClient/ensureInstalled(productID:proof:priority:)``
+    /// do for the product now. The product's latest download decides: finished → its content; failed → its error;
+    /// cancelled → ``KioskError/cancelled(productID:)``; paused for storage →
+    /// ``KioskError/insufficientStorage(needed:available:)`` (the download stays paused and resumable); paused by the
+    /// user, or on its way → wait. Without a download: the installed content, or ``KioskError/notFound(productID:)``.
+    func installWait(for productID: String) -> InstallWait {
+        guard let download = live(for: productID) else {
+            return installed[productID].map(InstallWait.installed) ?? .fail(.notFound(productID: productID))
+        }
+        switch download.state {
+        case .finished: return installed[productID].map(InstallWait.installed) ?? .fail(.notFound(productID: productID))
+        case .failed(let error): return .fail(error)
+        case .cancelled: return .fail(.cancelled(productID: productID))
+        case .paused(.insufficientStorage):
+            return download.snapshot.error.map(InstallWait.fail) ?? .wait
+        case .waiting, .active, .paused(.user), .waitingToRetry, .verifying: return .wait
+        }
+    }
+
+    /// The product's status now: its latest download unless finished, else its installed content, else
+    /// ``ProductStatus/notQueued``.
+    func status(of productID: String) -> ProductStatus {
+        if let download = live(for: productID), download.state != .finished { return .downloading(download.snapshot) }
+        return installed[productID].map(ProductStatus.installed) ?? .notQueued
     }
 
     // MARK: - Events from the app
@@ -349,9 +388,15 @@ struct DownloadCoordinator: Sendable {
             case .active: action = download.machine.transferFailed(kioskError, now: now, policy: retryPolicy)
             default: action = .none  // paused or cancelled meanwhile: the stop was intentional
             }
+            let pausedForStorage = download.state == .paused(.insufficientStorage) && before.state != download.state
+            if pausedForStorage { download.storageError = kioskError }
             downloads[id] = download
             actions += committed(id, previous: before)
             actions += perform(action, for: id)
+            if pausedForStorage {
+                // Nothing more happens without the app: the waiters learn why (the download stays resumable).
+                actions.append(.finishWaiters(productID: download.productID, .failure(kioskError)))
+            }
         }
         actions.append(.schedule)
         return actions
@@ -428,6 +473,8 @@ struct DownloadCoordinator: Sendable {
                 .journal([.state(id: id, download.state, attempt: download.machine.attempt)], synchronize: false))
         }
         guard changed else { return actions }
+        if download.state != .paused(.insufficientStorage) { download.storageError = nil }
+        downloads[id] = download
         if download.state != .active {
             download.progress.bytesPerSecond = 0
             download.progress.timeRemaining = nil

@@ -211,6 +211,23 @@ public actor KioskClient {
     /// new stream; any number of subscribers may listen at once. Streams end when the client is closed.
     public nonisolated var events: AsyncStream<KioskEvent> { broadcaster.subscribe() }
 
+    /// The status of one product, for a view to bind to: a stream that starts with the status now and follows every
+    /// change. Call it on the client (`await kiosk.statusUpdates(for: id)`); the first element is taken on the
+    /// client's executor, so no change falls between it and the next.
+    ///
+    /// - The first element is ``ProductStatus/notQueued`` when the product is neither queued nor installed (the
+    ///   stream then waits for an enqueue), ``ProductStatus/installed(_:)`` when installed (checked against the disk),
+    ///   otherwise ``ProductStatus/downloading(_:)`` with the download's snapshot.
+    /// - No change of state is ever dropped; a run of progress updates the reader has not taken yet is coalesced to
+    ///   the latest, so a slow reader costs at most one element per state change.
+    /// - The stream ends after ``ProductStatus/installed(_:)``, after a download that failed or was cancelled, when
+    ///   the reading task is cancelled, and on ``close()`` (on a closed client: the last known status, then the end).
+    ///   A pause (by the user or for storage) does not end it.
+    public func statusUpdates(for productID: String) -> AsyncStream<ProductStatus> {
+        if !isClosed { reconcileInstalled() }
+        return broadcaster.subscribeStatus(of: productID, initial: coordinator.status(of: productID))
+    }
+
     /// Registers an observer (kept weakly) that receives the events as delegate calls until the returned
     /// observation is cancelled or the observer is released.
     @discardableResult
@@ -543,42 +560,82 @@ public actor KioskClient {
     /// Returns once the product's content is installed, for the deliver-before-finish pattern: finish the store
     /// transaction only after this returns.
     ///
-    /// Returns at once when the content is already installed. Waits through pauses and retries.
-    /// - Throws: the download's error if it fails, ``KioskError/cancelled(productID:)`` if it is cancelled,
-    ///   ``KioskError/notFound(productID:)`` if the product is neither installed nor queued,
-    ///   ``KioskError/clientClosed`` when the client is or gets closed, and `CancellationError` at once when the
-    ///   calling task is cancelled (the download goes on).
+    /// Returns at once when the content is already installed. Waits through retries and through a pause by the user
+    /// (``pause(_:)``; the wait goes on after ``resume(_:)``).
+    /// - Throws: the download's error if it fails; ``KioskError/insufficientStorage(needed:available:)`` when the
+    ///   download is (or gets) paused because the disk is full: the download stays paused with its bytes, and
+    ///   ``resume(_:)`` or ``enqueue(productID:proof:priority:)`` goes on once space is freed;
+    ///   ``KioskError/cancelled(productID:)`` if it is cancelled; ``KioskError/notFound(productID:)`` if the product
+    ///   is neither installed nor queued; ``KioskError/clientClosed`` when the client is or gets closed; and
+    ///   `CancellationError` at once when the calling task is cancelled (the download goes on).
     public func waitUntilInstalled(productID: String) async throws -> InstalledContent {
         try ensureOpen()
         reconcileInstalled()
-        if let download = coordinator.live(for: productID) {
-            switch download.state {
-            case .finished:
-                if let content = coordinator.installed[productID] { return content }
-                throw KioskError.notFound(productID: productID)
-            case .failed(let error): throw error
-            case .cancelled: throw KioskError.cancelled(productID: productID)
-            default:
-                nextWaiterID += 1
-                let id = nextWaiterID
-                return try await withTaskCancellationHandler {
-                    try await withCheckedThrowingContinuation { continuation in
-                        installWaiters[productID, default: []].append(InstallWaiter(id: id, continuation: continuation))
-                    }
-                } onCancel: {
-                    // Runs on the actor after the waiter is registered (the registration does not suspend).
-                    Task { await self.stopWaiting(id, for: productID) }
-                }
-            }
+        switch await waitForInstall(of: productID) {
+        case .some(.success(let content)): return content
+        case .some(.failure(let error)): throw error
+        case .none: throw CancellationError()
         }
-        if let content = coordinator.installed[productID] { return content }
-        throw KioskError.notFound(productID: productID)
     }
 
-    /// Ends the wait of a cancelled ``waitUntilInstalled(productID:)`` call.
+    /// Makes sure a product's content is installed, like `NSBundleResourceRequest` and AssetPackManager's
+    /// `ensureLocalAvailability(of:)`: returns the installed content at once when the product is installed (checked
+    /// against the disk), otherwise enqueues it as ``enqueue(productID:proof:priority:)`` does (a running download
+    /// is joined, a paused or failed one resumed with `proof`, a cancelled one started over) and waits until it is
+    /// installed. Finish the store transaction only after this returns.
+    ///
+    /// Outcomes while it waits:
+    /// - a pause by the user (``pause(_:)``): it keeps waiting; ``resume(_:)`` goes on;
+    /// - a full disk: throws ``KioskError/insufficientStorage(needed:available:)``; the download stays paused with
+    ///   its bytes, and a later ``resume(_:)`` or another call of this method goes on;
+    /// - the download fails: throws its error;
+    /// - ``cancel(_:)``: throws ``KioskError/cancelled(productID:)``;
+    /// - ``dismiss(productID:)`` and ``remove(_:)``: neither touches a download on its way (they throw
+    ///   ``KioskError/notFound(productID:)``), so the call goes on;
+    /// - ``close()``: throws ``KioskError/clientClosed``;
+    /// - the calling task is cancelled: throws ``KioskError/cancelled(productID:)`` at once (typed throws cannot
+    ///   carry `CancellationError`) and leaves the download running;
+    /// - two calls for one product share one download and return the same content.
+    /// - Throws: the outcomes above, and what ``enqueue(productID:proof:priority:)`` throws for invalid arguments.
+    public func ensureInstalled(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
+        async throws(KioskError) -> InstalledContent
+    {
+        try ensureOpen()
+        reconcileInstalled()
+        if let content = coordinator.installed[productID] { return content }
+        try enqueue(productID: productID, proof: proof, priority: priority)
+        switch await waitForInstall(of: productID) {
+        case .some(.success(let content)): return content
+        case .some(.failure(let error)): throw error
+        case .none: throw .cancelled(productID: productID)
+        }
+    }
+
+    /// Waits until the product is installed or nothing more happens without the app (see
+    /// ``DownloadCoordinator/installWait(for:)``); `nil` when the calling task is cancelled.
+    private func waitForInstall(of productID: String) async -> Result<InstalledContent, KioskError>? {
+        switch coordinator.installWait(for: productID) {
+        case .installed(let content): return .success(content)
+        case .fail(let error): return .failure(error)
+        case .wait: break
+        }
+        guard !Task.isCancelled else { return nil }
+        nextWaiterID += 1
+        let id = nextWaiterID
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                installWaiters[productID, default: []].append(InstallWaiter(id: id, continuation: continuation))
+            }
+        } onCancel: {
+            // Runs on the actor after the waiter is registered (the registration does not suspend).
+            Task { await self.stopWaiting(id, for: productID) }
+        }
+    }
+
+    /// Ends the wait of a call whose task was cancelled.
     private func stopWaiting(_ id: UInt64, for productID: String) {
         guard let index = installWaiters[productID]?.firstIndex(where: { $0.id == id }) else { return }
-        installWaiters[productID]?.remove(at: index).resume(throwing: CancellationError())
+        installWaiters[productID]?.remove(at: index).continuation.resume(returning: nil)
     }
 
     /// Stops every transfer without changing its journaled state, saves the journal and ends the event
@@ -594,7 +651,7 @@ public actor KioskClient {
         transfers.removeAll()
         journal.synchronize()
         for (_, waiters) in installWaiters {
-            for waiter in waiters { waiter.resume(throwing: KioskError.clientClosed) }
+            for waiter in waiters { waiter.continuation.resume(returning: .failure(.clientClosed)) }
         }
         installWaiters.removeAll()
         fetcher.invalidate()
@@ -660,10 +717,7 @@ public actor KioskClient {
                 broadcaster.send(event)
             case .finishWaiters(let productID, let result):
                 for waiter in installWaiters.removeValue(forKey: productID) ?? [] {
-                    switch result {
-                    case .success(let content): waiter.resume(returning: content)
-                    case .failure(let error): waiter.resume(throwing: error)
-                    }
+                    waiter.continuation.resume(returning: result)
                 }
             case .deleteStaging(let productID):
                 fileSystem.remove(layout.staging(productID: productID))
@@ -759,17 +813,15 @@ public actor KioskClient {
     }
 }
 
-/// A cached catalog answer.
-/// A caller of ``KioskClient/waitUntilInstalled(productID:)``, waiting; its ID lets a cancelled call end its own
-/// wait alone.
+/// A caller of ``KioskClient/waitUntilInstalled(productID:)`` or
+/// ``KioskClient/ensureInstalled(productID:proof:priority:)``, waiting for the outcome (`nil`: its task was
+/// cancelled); its ID lets a cancelled call end its own wait alone.
 private struct InstallWaiter {
     let id: UInt64
-    let continuation: CheckedContinuation<InstalledContent, any Error>
-
-    func resume(returning content: InstalledContent) { continuation.resume(returning: content) }
-    func resume(throwing error: any Error) { continuation.resume(throwing: error) }
+    let continuation: CheckedContinuation<Result<InstalledContent, KioskError>?, Never>
 }
 
+/// A cached catalog answer.
 struct CachedCatalog: Codable, Sendable {
     var entityTag: String
     var body: Data

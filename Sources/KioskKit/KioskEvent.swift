@@ -16,11 +16,15 @@ public struct DownloadSnapshot: Sendable, Hashable, Identifiable {
     public var priority: DownloadPriority
     /// When it was enqueued.
     public var createdAt: Date
+    /// While the state is `paused(.insufficientStorage)`, the ``KioskError/insufficientStorage(needed:available:)``
+    /// that paused it; read it through ``error``.
+    public var storagePauseError: KioskError?
 
     /// A snapshot from its parts (for previews and tests; the client makes the real ones).
     public init(
         id: DownloadID = DownloadID(), productID: String, version: String? = nil, state: DownloadState,
-        progress: DownloadProgress = DownloadProgress(), priority: DownloadPriority = .normal, createdAt: Date = Date()
+        progress: DownloadProgress = DownloadProgress(), priority: DownloadPriority = .normal, createdAt: Date = Date(),
+        storagePauseError: KioskError? = nil
     ) {
         self.id = id
         self.productID = productID
@@ -29,12 +33,20 @@ public struct DownloadSnapshot: Sendable, Hashable, Identifiable {
         self.progress = progress
         self.priority = priority
         self.createdAt = createdAt
+        self.storagePauseError = storagePauseError
     }
 
-    /// The error of a failed download, or the reason of a storage pause.
+    /// The error of a failed download, or the reason of a storage pause: the
+    /// ``KioskError/insufficientStorage(needed:available:)`` with the bytes still needed and, when known, the bytes
+    /// available (after a relaunch, `needed` is the bytes still to fetch and `available` is `nil`). `nil` otherwise.
     public var error: KioskError? {
-        if case .failed(let error) = state { return error }
-        return nil
+        switch state {
+        case .failed(let error): return error
+        case .paused(.insufficientStorage):
+            let remaining = max(0, progress.bytesExpected - progress.bytesWritten)
+            return storagePauseError ?? .insufficientStorage(needed: remaining, available: nil)
+        default: return nil
+        }
     }
 }
 
@@ -48,6 +60,17 @@ public enum KioskEvent: Sendable, Hashable {
     case installed(InstalledContent)
     /// Installed content is gone: removed by the app, or purged by the system behind the library's back.
     case removed(productID: String, version: String)
+}
+
+extension KioskEvent {
+    /// The product the event is about.
+    var productID: String {
+        switch self {
+        case .stateChanged(let snapshot), .progress(let snapshot): snapshot.productID
+        case .installed(let content): content.productID
+        case .removed(let productID, _): productID
+        }
+    }
 }
 
 /// For apps that prefer a delegate to an `AsyncSequence`: register with ``KioskClient/addObserver(_:)``.
@@ -72,9 +95,44 @@ extension KioskObserver {
     public func kioskClient(_ client: KioskClient, didRemove productID: String, version: String) async {}
 }
 
-/// Fans events out to every subscriber of ``KioskClient/events``.
+/// Fans events out to every subscriber of ``KioskClient/events`` and of ``KioskClient/statusUpdates(for:)``.
 final class EventBroadcaster: Sendable {
     private let subscribers = Locked<[UUID: AsyncStream<KioskEvent>.Continuation]>([:])
+    /// The status streams by product, and whether the broadcaster has finished (a later stream ends at once).
+    private let statusSubscribers = Locked<(buffers: [String: [UUID: StatusBuffer]], isFinished: Bool)>(([:], false))
+
+    /// A stream of the product's status that starts with `initial` and ends after a final status
+    /// (``ProductStatus/isFinal``), when its reader is cancelled, or when the broadcaster finishes. Progress is
+    /// coalesced, state changes never (see ``StatusBuffer``).
+    func subscribeStatus(of productID: String, initial: ProductStatus) -> AsyncStream<ProductStatus> {
+        let buffer = StatusBuffer()
+        buffer.push(initial, isProgress: false)
+        let key = UUID()
+        let registered = statusSubscribers.withLock { subscribers in
+            guard !subscribers.isFinished, !buffer.isFinished else { return false }
+            subscribers.buffers[productID, default: [:]][key] = buffer
+            return true
+        }
+        if !registered { buffer.finish() }
+        return AsyncStream(
+            unfolding: { await buffer.next() },
+            onCancel: { [weak self] in
+                buffer.finish()
+                self?.removeStatus(key, of: productID)
+            })
+    }
+
+    /// The buffers of the product's open status streams (for tests).
+    func statusBuffers(of productID: String) -> [StatusBuffer] {
+        statusSubscribers.withLock { subscribers in subscribers.buffers[productID].map { Array($0.values) } ?? [] }
+    }
+
+    private func removeStatus(_ key: UUID, of productID: String) {
+        statusSubscribers.withLock { subscribers in
+            subscribers.buffers[productID]?[key] = nil
+            if subscribers.buffers[productID]?.isEmpty == true { subscribers.buffers[productID] = nil }
+        }
+    }
 
     /// A new stream receiving every event from now on.
     func subscribe() -> AsyncStream<KioskEvent> {
@@ -90,6 +148,15 @@ final class EventBroadcaster: Sendable {
     func send(_ event: KioskEvent) {
         let all = subscribers.withLock { Array($0.values) }
         for continuation in all { continuation.yield(event) }
+        guard let (status, isProgress) = ProductStatus.after(event) else { return }
+        let productID = event.productID
+        let buffers = statusSubscribers.withLock { subscribers in
+            let buffers = subscribers.buffers[productID].map { Array($0.values) } ?? []
+            // A final status ends these streams: they leave the broadcaster (their buffers end once read).
+            if status.isFinal { subscribers.buffers[productID] = nil }
+            return buffers
+        }
+        for buffer in buffers { buffer.push(status, isProgress: isProgress) }
     }
 
     func finish() {
@@ -98,5 +165,10 @@ final class EventBroadcaster: Sendable {
             return Array(subscribers.values)
         }
         for continuation in all { continuation.finish() }
+        let buffers = statusSubscribers.withLock { subscribers in
+            defer { subscribers = ([:], true) }
+            return subscribers.buffers.values.flatMap(\.values)
+        }
+        for buffer in buffers { buffer.finish() }
     }
 }

@@ -293,6 +293,32 @@ struct KioskKitEndToEndTests {
         }
     }
 
+    @Test func aFullDiskEndsTheWaitWithBothByteCountsAndStaysResumable() async throws {
+        try await TestServer.with { server in
+            let (hashes, _) = try await publishBig(server, files: 1, mebibytes: 2)
+            let purchase = try await server.buy(Self.big)
+            let disk = SimulatedDisk(capacity: 1000)
+            var configuration = KioskClient.Configuration()
+            configuration.fileWriterFactory = TestWriter.factory(disk: disk)
+            configuration.availableSpace = { _ in disk.available }
+            let client = try await KioskClient(
+                serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(), configuration: configuration)
+            let full = KioskKit.KioskError.insufficientStorage(needed: 2 << 20, available: 1000)
+            try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            await #expect(throws: full) { try await client.waitUntilInstalled(productID: Self.big) }
+            let paused = try #require(await client.download(for: Self.big))
+            #expect(paused.state == .paused(.insufficientStorage))
+            #expect(paused.error == full)
+            // Still paused: a new wait ends at once with the same counts, and a resume goes on.
+            await #expect(throws: full) { try await client.waitUntilInstalled(productID: Self.big) }
+            disk.free()
+            try await client.resume(Self.big)
+            let content = try await client.waitUntilInstalled(productID: Self.big)
+            try Support.expectInstalled(content, hashes: hashes)
+            await client.close()
+        }
+    }
+
     @Test func notEnoughFreeSpaceBeforeStartingPauses() async throws {
         try await TestServer.with { server in
             let purchase = try await server.buy(Sample.magazine)

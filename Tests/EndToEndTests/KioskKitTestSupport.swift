@@ -178,6 +178,13 @@ final class SimulatedDisk: @unchecked Sendable {
         return Int(left)
     }
 
+    /// The free bytes left, for ``KioskClient/Configuration/availableSpace``; `nil` once freed (unknown: no check).
+    var available: Int64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return remaining
+    }
+
     /// Makes room: writes succeed again.
     func free() {
         lock.lock()

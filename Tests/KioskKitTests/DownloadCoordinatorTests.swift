@@ -293,4 +293,59 @@ struct DownloadCoordinatorTests {
         #expect(lines.first == "delete content p1 1.0")
         #expect(executor.coordinator.installed["p1"]?.version == "2.0")
     }
+
+    @Test func aFullDiskKeepsItsByteCountsEndsTheWaitsAndStaysResumable() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        #expect(executor.coordinator.installWait(for: "p1") == .wait)
+        let full = KioskError.insufficientStorage(needed: 5_000, available: 1_000)
+        let lines = executor.event { $0.transferEnded(id, .failure(full), now: Self.now) }
+        #expect(lines == ["journal state paused 0", "state p1 paused", "waiters p1 insufficient_storage"])
+        #expect(executor.coordinator.downloads[id]?.snapshot.error == full)
+        // A waiter arriving now gets the error at once; the download stays paused and resumable.
+        #expect(executor.coordinator.installWait(for: "p1") == .fail(full))
+        let resumed = executor.event { $0.resume(id) }
+        #expect(resumed.suffix(2) == ["state p1 active", "start p1"])
+        #expect(executor.coordinator.downloads[id]?.snapshot.error == nil)
+        #expect(executor.coordinator.installWait(for: "p1") == .wait)
+        // A pause by the user is not a dead end: waiters keep waiting.
+        #expect(!executor.event { $0.pause(id, reason: .user) }.contains { $0.hasPrefix("waiters") })
+        #expect(executor.coordinator.installWait(for: "p1") == .wait)
+    }
+
+    @Test func aStoragePauseAfterARelaunchReportsTheBytesStillToFetch() {
+        let snapshot = DownloadSnapshot(
+            productID: "p1", state: .paused(.insufficientStorage),
+            progress: DownloadProgress(bytesWritten: 3_000, bytesExpected: 10_000))
+        #expect(snapshot.error == .insufficientStorage(needed: 7_000, available: nil))
+        #expect(DownloadSnapshot(productID: "p1", state: .paused(.user)).error == nil)
+    }
+
+    @Test func waitsEndWithTheOutcomeOfTheLatestDownload() {
+        var executor = executor()
+        #expect(executor.coordinator.installWait(for: "p1") == .fail(.notFound(productID: "p1")))
+        let id = executor.enqueue("p1")
+        _ = executor.event { $0.cancel(id) }
+        #expect(executor.coordinator.installWait(for: "p1") == .fail(.cancelled(productID: "p1")))
+        let second = executor.enqueue("p1")
+        executor.run(executor.coordinator.transferCompleted(second).1)
+        executor.run(executor.coordinator.transferEnded(second, .success(content("p1")), now: Self.now))
+        #expect(executor.coordinator.installWait(for: "p1") == .installed(content("p1")))
+    }
+
+    @Test func theStatusOfAProductIsItsLatestDownloadUnlessFinishedThenItsContent() {
+        var executor = executor()
+        #expect(executor.coordinator.status(of: "p1") == .notQueued)
+        let id = executor.enqueue("p1")
+        guard case .downloading(let running) = executor.coordinator.status(of: "p1") else {
+            Issue.record("no download status")
+            return
+        }
+        #expect(running.state == .active)
+        executor.run(executor.coordinator.transferCompleted(id).1)
+        executor.run(executor.coordinator.transferEnded(id, .success(content("p1")), now: Self.now))
+        #expect(executor.coordinator.status(of: "p1") == .installed(content("p1")))
+        _ = executor.event { $0.removeContent(of: "p1")?.1 ?? [] }
+        #expect(executor.coordinator.status(of: "p1") == .notQueued)
+    }
 }

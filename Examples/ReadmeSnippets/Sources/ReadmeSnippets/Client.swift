@@ -65,3 +65,17 @@ protocol DownloadRow {
     /// Shows a download's progress.
     func update(fraction: Double, speed: Double, timeLeft: Duration?)
 }
+
+/// README, "Watching downloads": one product's status, for a view.
+func watchProduct(kiosk: KioskClient) async {
+    for await status in await kiosk.statusUpdates(for: "com.example.kiosk.magazine.2026-11") {
+        switch status {
+        case .notQueued: print("Get")  // neither queued nor installed
+        case .downloading(let download):
+            // failed, or paused because the disk is full: error says why (with the bytes needed and available)
+            if let error = download.error { print(error.description) }
+            print(download.state, download.progress.fraction)
+        case .installed(let content): print("Open", content.directory.path)  // the last element
+        }
+    }
+}

@@ -30,6 +30,22 @@ struct Shop: Sendable {
         }
     }
 
+    /// README, "Purchase → grant → download → finish": the same with `ensureInstalled`, and its named outcomes.
+    func deliver(_ transaction: Transaction, receipt: String) async {
+        do throws(KioskError) {
+            let content = try await kiosk.ensureInstalled(productID: transaction.productID, proof: .receipt(receipt))
+            library.add(content.directory)
+            await transaction.finish()
+        } catch .insufficientStorage(let needed, let available) {
+            // The download is paused with its bytes: free space, then call again (or resume(_:)).
+            showAlert("Free \(needed - (available ?? 0)) bytes to finish this download.")
+        } catch .cancelled {
+            // cancel(_:) was called, or this task was cancelled (the download then goes on).
+        } catch {
+            showAlert(error.description)  // failed, or the client was closed: the transaction stays unfinished
+        }
+    }
+
     /// README, "Restore", with a StoreKit 2 signed transaction.
     func restoreWithProof(transaction: Transaction, verificationResult: VerificationResult<Transaction>) async throws {
         let proof = PurchaseProof.signedTransaction(verificationResult.jwsRepresentation)
