@@ -75,8 +75,9 @@ struct HostileClientTests {
             for drip in drips {
                 let closedAfter = try await drip.value
                 // The idle timeout is 1 s; the bound leaves room for a loaded machine (40 clients on their own threads).
+                // A connection the server held would still be open when the 10 s of drips end (nil).
                 #expect(
-                    closedAfter != nil && closedAfter! < .seconds(6), "closed after \(String(describing: closedAfter))")
+                    closedAfter != nil && closedAfter! < .seconds(8), "closed after \(String(describing: closedAfter))")
             }
             try await expectResponsive(server, "after header drips")
         }
@@ -131,8 +132,10 @@ struct HostileClientTests {
             for result in results {
                 let (head, closedAfter) = try await result.value
                 #expect(head == "HTTP/1.1 413")
+                // Closed at once by the server; the bound leaves room for a loaded machine. A connection held would
+                // still be open when the 10 s of filler end (nil).
                 #expect(
-                    closedAfter != nil && closedAfter! < .seconds(4), "closed after \(String(describing: closedAfter))")
+                    closedAfter != nil && closedAfter! < .seconds(8), "closed after \(String(describing: closedAfter))")
             }
         }
     }

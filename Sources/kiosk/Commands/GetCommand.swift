@@ -207,8 +207,9 @@ struct GetCommand: AsyncParsableCommand {
                     return report(error, renderer: renderer)
                 case .paused(.insufficientStorage):
                     renderer.finishLine()
+                    let reason = snapshot.error?.description ?? "Not enough free space."
                     FileHandle.standardError.write(Data(
-                        "kiosk: not enough free space; the download is paused with its bytes kept. Free some space and run again.\n".utf8))
+                        "kiosk: \(reason) The download is paused with its bytes kept. Free some space and run again.\n".utf8))
                     return 1
                 case .cancelled:
                     renderer.finishLine()
