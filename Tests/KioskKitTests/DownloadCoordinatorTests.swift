@@ -22,6 +22,9 @@ struct MockExecutor {
             case .startTransfer(let id, let work):
                 running.insert(id)
                 log.append("start \(work.productID)")
+            case .renewGrant(let id, let work):
+                running.insert(id)
+                log.append("renew \(work.productID)")
             case .stopTransfer(let id):
                 running.remove(id)
                 log.append("stop \(name(id))")
