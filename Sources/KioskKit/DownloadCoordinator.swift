@@ -119,7 +119,7 @@ struct DownloadCoordinator: Sendable {
     private let retryPolicy: RetryPolicy
     private let progressInterval: Duration
     /// How many times the same file, or the same chunk, may fail its hash: the first failure is fetched again (a
-    /// file after a new grant), the second ends the transfer with ``KioskError/integrity(productID:path:expectedSHA256:actualSHA256:)``.
+    /// file after a new grant), the second ends the transfer with an integrity error.
     static let integrityFailuresAllowed = 2
 
     /// Recovers the journal's downloads after a launch (a transfer that was running starts over from the bytes on
@@ -299,7 +299,7 @@ struct DownloadCoordinator: Sendable {
 
     // MARK: - Events from the transfer
 
-    /// The engine changed the download's grant or files (new grant, validator, verified file, integrity failure).
+    /// The engine changed the download's grant or files (new grant, validator, verified file or chunk).
     /// Returns the journal entries (the executor appends them with the files they must make durable) and what
     /// follows: a checkpoint is progress, so the attempt count starts over. Ignored once the download is cancelled
     /// (its grant and bytes are gone).
@@ -315,8 +315,8 @@ struct DownloadCoordinator: Sendable {
     }
 
     /// A file or a chunk of the running transfer failed its hash. The first failure of a file or a chunk is fetched
-    /// again (``IntegrityVerdict/retry``); the second is an ``KioskError/integrity(productID:path:expectedSHA256:actualSHA256:)``
-    /// naming the file (``IntegrityVerdict/fail(_:)``), which the transfer ends with. A file's count is journaled (it
+    /// again (``IntegrityVerdict/retry``); the second is an integrity error naming the file
+    /// (``IntegrityVerdict/fail(_:)``), which the transfer ends with. A file's count is journaled (it
     /// survives a relaunch, and starts over once the file is verified, discarded or dropped by a new grant); a
     /// chunk's lasts the transfer. ``IntegrityVerdict/stop`` when the download is no longer active.
     mutating func integrityFailed(_ id: DownloadID, _ failure: IntegrityFailure) -> (IntegrityVerdict, [Action]) {

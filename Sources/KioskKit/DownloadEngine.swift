@@ -45,7 +45,7 @@ struct DownloadWork: Sendable, Hashable, DownloadFileState {
 
 /// How the engine reports to its owner. All calls come from the download's own task.
 struct EngineHooks: Sendable {
-    /// The work changed in a way worth journaling (new grant, validator seen, file verified, integrity failure).
+    /// The work changed in a way worth journaling (new grant, validator seen, file or chunk verified).
     /// For a verified file, `directory` is the folder its final name was created in and `file` its bytes: the
     /// journal makes both durable before the record. Returns without waiting for the disk.
     var checkpoint: @Sendable (_ changes: [DownloadChange], _ directory: URL?, _ file: UnsyncedFile?) async -> Void
