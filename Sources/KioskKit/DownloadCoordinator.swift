@@ -19,6 +19,9 @@ struct Download: Sendable {
     /// The ``KioskError/insufficientStorage(needed:available:)`` that paused the download, while it is paused for
     /// storage (not journaled: after a relaunch ``DownloadSnapshot/error`` falls back to the bytes still to fetch).
     var storageError: KioskError?
+    /// How many times each chunk failed its hash in the running transfer, by path and chunk index (not journaled: a
+    /// transfer, started or restarted with a new grant, starts at 0, as a chunk is fetched again on its own).
+    var chunkFailures: [String: [Int: Int]] = [:]
 
     init(record: DownloadRecord, machine: DownloadStateMachine) {
         stored = record
@@ -84,6 +87,8 @@ struct DownloadCoordinator: Sendable {
         case journal([JournalEntry], synchronize: Bool)
         /// Start the engine on the download (a task that reports back with the engine's hooks).
         case startTransfer(DownloadID, DownloadWork)
+        /// Start the engine on the download as for ``startTransfer(_:_:)``, asking for a new grant first.
+        case renewGrant(DownloadID, DownloadWork)
         /// Cancel the download's transfer task, if any, and wait until it has ended.
         case stopTransfer(DownloadID)
         /// Arm (replacing any) the timer that calls ``DownloadCoordinator/retryDue(_:)`` at the date.
@@ -113,6 +118,9 @@ struct DownloadCoordinator: Sendable {
     private let queue: DownloadQueue
     private let retryPolicy: RetryPolicy
     private let progressInterval: Duration
+    /// How many times the same file, or the same chunk, may fail its hash: the first failure is fetched again (a
+    /// file after a new grant), the second ends the transfer with an integrity error.
+    static let integrityFailuresAllowed = 2
 
     /// Recovers the journal's downloads after a launch (a transfer that was running starts over from the bytes on
     /// disk; a grant that fails today's checks is dropped) and its installed content.
@@ -291,16 +299,48 @@ struct DownloadCoordinator: Sendable {
 
     // MARK: - Events from the transfer
 
-    /// The engine changed the download's grant or files (new grant, validator, verified file, integrity failure).
+    /// The engine changed the download's grant or files (new grant, validator, verified file or chunk).
     /// Returns the journal entries (the executor appends them with the files they must make durable) and what
     /// follows: a checkpoint is progress, so the attempt count starts over. Ignored once the download is cancelled
     /// (its grant and bytes are gone).
     mutating func checkpoint(_ id: DownloadID, _ changes: [DownloadChange]) -> ([JournalEntry], [Action]) {
         guard var download = downloads[id], download.state != .cancelled else { return ([], []) }
-        for change in changes { download.apply(change) }
+        for change in changes {
+            download.apply(change)
+            if case .verified = change { download.machine.fileVerified() }
+        }
         if let total = download.record.grant?.totalLength { download.progress.bytesExpected = total }
         downloads[id] = download
         return (changes.map { .changed(id: id, $0) }, madeProgress(id))
+    }
+
+    /// A file or a chunk of the running transfer failed its hash. The first failure of a file or a chunk is fetched
+    /// again (``IntegrityVerdict/retry``); the second is an integrity error naming the file
+    /// (``IntegrityVerdict/fail(_:)``), which the transfer ends with. A file's count is journaled (it
+    /// survives a relaunch, and starts over once the file is verified, discarded or dropped by a new grant); a
+    /// chunk's lasts the transfer. ``IntegrityVerdict/stop`` when the download is no longer active.
+    mutating func integrityFailed(_ id: DownloadID, _ failure: IntegrityFailure) -> (IntegrityVerdict, [Action]) {
+        guard var download = downloads[id], case .active = download.state else { return (.stop, []) }
+        let count: Int
+        var actions: [Action] = []
+        if let chunk = failure.chunk {
+            count = (download.chunkFailures[failure.path]?[chunk] ?? 0) + 1
+            download.chunkFailures[failure.path, default: [:]][chunk] =
+                count < Self.integrityFailuresAllowed ? count : nil
+        } else {
+            count = (download.record.integrityFailures[failure.path] ?? 0) + 1
+            // The count starts over after the error: a resume gets one retry again.
+            let change = DownloadChange.integrityFailures(
+                path: failure.path, count: count < Self.integrityFailuresAllowed ? count : 0)
+            download.apply(change)
+            actions.append(.journal([.changed(id: id, change)], synchronize: false))
+        }
+        downloads[id] = download
+        guard count >= Self.integrityFailuresAllowed else { return (.retry, actions) }
+        let error = KioskError.integrity(
+            productID: download.productID, path: failure.path, expectedSHA256: failure.expectedSHA256,
+            actualSHA256: failure.actualSHA256)
+        return (.fail(error), actions)
     }
 
     /// Bytes kept are progress: the attempt count starts over.
@@ -379,6 +419,13 @@ struct DownloadCoordinator: Sendable {
                 .journal([], synchronize: true), .emit(.installed(content)),
                 .finishWaiters(productID: content.productID, .success(content)),
             ]
+        case .failure(EngineSignal.needsNewGrant(let reason)):
+            // The transfer stopped for a new grant: the machine renews it, or past its limit fails the transfer.
+            guard case .active = download.state else { break }  // paused or cancelled meanwhile
+            let action = download.machine.grantNeeded(reason.error, now: now, policy: retryPolicy)
+            downloads[id] = download
+            actions += committed(id, previous: before)
+            actions += perform(action, for: id)
         case .failure(let error):
             guard !(error is CancellationError) else { break }
             let kioskError = (error as? KioskError) ?? .fileSystem(path: download.productID, underlying: "\(error)")
@@ -486,17 +533,16 @@ struct DownloadCoordinator: Sendable {
     }
 
     /// What the machine's action means for the executor.
-    private func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) -> [Action] {
+    private mutating func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) -> [Action] {
         switch action {
         case .none, .rejected, .verifyAndInstall, .reportInstalled:
             return []
         case .enqueue:
             return [.schedule]
         case .startTransfer:
-            guard let download = downloads[id] else { return [] }
-            var work = download.work
-            work.installed = installed[download.productID]
-            return [.startTransfer(id, work)]
+            return work(for: id).map { [.startTransfer(id, $0)] } ?? []
+        case .renewGrant:
+            return work(for: id).map { [.renewGrant(id, $0)] } ?? []
         case .stopTransfer, .stopTransferAndDeleteBytes:
             return []  // pause and cancel stop the transfer themselves, in order with the rest of their work
         case .scheduleRetry(let date):
@@ -505,6 +551,16 @@ struct DownloadCoordinator: Sendable {
             guard let download = downloads[id] else { return [] }
             return [.finishWaiters(productID: download.productID, .failure(error))]
         }
+    }
+
+    /// What a new transfer of the download starts from; its chunks' failure counts start over.
+    private mutating func work(for id: DownloadID) -> DownloadWork? {
+        guard var download = downloads[id] else { return nil }
+        download.chunkFailures = [:]
+        downloads[id] = download
+        var work = download.work
+        work.installed = installed[download.productID]
+        return work
     }
 
     /// Drops a download from memory and from the journal.

@@ -45,7 +45,7 @@ struct DownloadWork: Sendable, Hashable, DownloadFileState {
 
 /// How the engine reports to its owner. All calls come from the download's own task.
 struct EngineHooks: Sendable {
-    /// The work changed in a way worth journaling (new grant, validator seen, file verified, integrity failure).
+    /// The work changed in a way worth journaling (new grant, validator seen, file or chunk verified).
     /// For a verified file, `directory` is the folder its final name was created in and `file` its bytes: the
     /// journal makes both durable before the record. Returns without waiting for the disk.
     var checkpoint: @Sendable (_ changes: [DownloadChange], _ directory: URL?, _ file: UnsyncedFile?) async -> Void
@@ -57,11 +57,72 @@ struct EngineHooks: Sendable {
     /// Every file is here: checking and moving into place begins. Returns `false` when the owner no longer
     /// wants the download to go on (paused or cancelled meanwhile).
     var verifying: @Sendable () async -> Bool
+    /// A file or a chunk did not match the grant: the owner counts it and decides (see ``integrityFailed(_:)``).
+    var integrityVerdict: @Sendable (_ failure: IntegrityFailure) async -> IntegrityVerdict
+
+    /// Reports an integrity failure to the owner. Returns when the bytes are to be fetched again; throws the error
+    /// to end the transfer with (``KioskError/integrity(productID:path:expectedSHA256:actualSHA256:)``), or
+    /// `CancellationError` when the owner no longer wants the download.
+    func integrityFailed(_ failure: IntegrityFailure) async throws {
+        switch await integrityVerdict(failure) {
+        case .retry: return
+        case .fail(let error): throw error
+        case .stop: throw CancellationError()
+        }
+    }
+}
+
+/// Bytes of a download that did not match the grant: a whole file, or one chunk of it.
+struct IntegrityFailure: Sendable, Hashable {
+    /// The file's path in the grant.
+    var path: String
+    /// The chunk's index in the file's chunk list, for a chunk; `nil` for the whole file.
+    var chunk: Int?
+    /// The SHA-256 the grant gives (of the file or of the chunk).
+    var expectedSHA256: String
+    /// The SHA-256 of the bytes received (empty when the server refused the range: the part was longer than the
+    /// file).
+    var actualSHA256: String
+}
+
+/// What the owner decided about an ``IntegrityFailure``.
+enum IntegrityVerdict: Sendable, Hashable {
+    /// Fetch the bytes again (after a new grant, for a whole file: it may have changed on the server).
+    case retry
+    /// End the transfer with this error.
+    case fail(KioskError)
+    /// The download is no longer wanted (paused, cancelled, or the client closed).
+    case stop
+}
+
+/// Why a transfer needs a new grant.
+enum GrantNeed: Sendable, Hashable {
+    /// The server refused the grant's token (expired, or the version is gone); its error.
+    case refused(KioskError)
+    /// A file's bytes did not match the grant the first time: the file may have changed on the server.
+    case contentMismatch(path: String)
+
+    /// The error the transfer fails with when the renewals are exhausted.
+    var error: KioskError {
+        switch self {
+        case .refused(let error): error
+        case .contentMismatch(let path): .invalidResponse("the bytes of \(path) did not match the grant")
+        }
+    }
+}
+
+/// How the engine ends a transfer that its owner must act on: internal, never shown to the app.
+enum EngineSignal: Error, Sendable, Hashable {
+    /// The transfer stopped for a new grant (the files in flight finished first; their bytes are kept). The owner
+    /// decides whether to renew it (``DownloadStateMachine/grantNeeded(_:now:policy:random:)``).
+    case needsNewGrant(reason: GrantNeed)
 }
 
 /// Runs one download to completion: grant, per-file ranged fetches into `.part` files, verification,
 /// grant renewal keeping valid bytes, atomic install. No state machine decisions are taken here: every failure
-/// is thrown, typed, to the ``KioskClient``, which feeds it to the ``DownloadStateMachine``.
+/// is thrown, typed, to the ``KioskClient``, which feeds it to the ``DownloadCoordinator``; a need for a new grant
+/// ends the run with ``EngineSignal/needsNewGrant(reason:)`` and an integrity failure is reported through
+/// ``EngineHooks/integrityFailed(_:)``, and the coordinator decides what follows.
 ///
 /// The work per file is a constant number of file-system calls, whatever the number of files: progress is kept in
 /// ``DownloadWork/verifiedBytes`` and the folders already created are remembered.
@@ -80,90 +141,82 @@ struct DownloadEngine: Sendable {
     /// The transfer blocks of chunk requests, reused from chunk to chunk (see ``TransferBlocks``).
     let rangeBlocks = BlockPool()
 
-    /// Downloads and installs `work.productID`. Returns the installed content.
-    func run(_ initial: DownloadWork, hooks: EngineHooks) async throws -> InstalledContent {
+    /// Downloads and installs `work.productID`, first asking for a new grant when `renewingGrant` or when the work's
+    /// grant is not trusted. Returns the installed content.
+    func run(_ initial: DownloadWork, renewingGrant: Bool = false, hooks: EngineHooks) async throws
+        -> InstalledContent
+    {
         var work = initial
         work.verifiedBytes = work.verifiedLength
         let staging = layout.staging(productID: work.productID)
-        var renewalsWithoutProgress = 0
         var folders = Set<String>()
-        outer: while true {
-            try Task.checkCancellation()
-            if !Self.isTrusted(work) { try await renewGrant(&work, hooks: hooks) }
-            guard let grant = work.grant else { throw KioskError.invalidResponse("no grant") }
-            if let installed = work.installed, installed.version == grant.contentVersion,
-                case .intact = ContentReconciler.check(installed, fileSize: fileSystem.fileSize)
-            {
-                fileSystem.remove(staging)
-                return installed
-            }
-            try createDirectory(staging, known: &folders)
-            let onDisk = removeStrays(in: staging, grant: grant)
-            try await forgetChunksMissingOnDisk(&work, onDisk: onDisk, hooks: hooks)
+        try Task.checkCancellation()
+        if renewingGrant || !Self.isTrusted(work) { try await renewGrant(&work, hooks: hooks) }
+        guard let grant = work.grant else { throw KioskError.invalidResponse("no grant") }
+        if let installed = work.installed, installed.version == grant.contentVersion,
+            case .intact = ContentReconciler.check(installed, fileSize: fileSystem.fileSize)
+        {
+            fileSystem.remove(staging)
+            return installed
+        }
+        try createDirectory(staging, known: &folders)
+        let onDisk = removeStrays(in: staging, grant: grant)
+        try await forgetChunksMissingOnDisk(&work, onDisk: onDisk, hooks: hooks)
 
-            // Disk space: the bytes still to fetch must fit (a part file already on disk is counted as missing).
-            hooks.progress(work.verifiedBytes, grant.totalLength)
-            let needed = grant.totalLength - work.verifiedBytes
-            if needed > 0, let available = availableSpace(layout.root), available < needed {
-                throw KioskError.insufficientStorage(needed: needed, available: available)
-            }
+        // Disk space: the bytes still to fetch must fit (a part file already on disk is counted as missing).
+        hooks.progress(work.verifiedBytes, grant.totalLength)
+        let needed = grant.totalLength - work.verifiedBytes
+        if needed > 0, let available = availableSpace(layout.root), available < needed {
+            throw KioskError.insufficientStorage(needed: needed, available: available)
+        }
 
-            // Up to the budget's limit of files in flight; each holds a permit only while its request runs, so the
-            // downloads in flight share the connections. The journal records each file as it is verified, in the
-            // order they complete. A file that needs a new grant stops new starts; the files in flight finish
-            // (their bytes are kept), then the grant is renewed.
-            let tally = ProgressTally(verified: work.verifiedBytes, expected: grant.totalLength, report: hooks.progress)
-            var renewal: KioskError?
-            try await withThrowingTaskGroup(of: FileOutcome.self) { group in
-                var next = grant.files.makeIterator()
-                var running = 0
-                while true {
-                    while running < budget.limit, renewal == nil, let file = next.next() {
-                        guard !work.verifiedPaths.contains(file.path) else { continue }
-                        let folder = layout.partFile(productID: work.productID, path: file.path)
-                            .deletingLastPathComponent()
-                        try createDirectory(folder, known: &folders)
-                        let job = FileJob(
-                            file: file, grant: grant, grantReceivedAt: work.grantReceivedAt,
-                            productID: work.productID, entityTag: work.entityTags[file.path],
-                            integrityFailures: work.integrityFailures[file.path] ?? 0,
-                            finalSize: onDisk[file.path], partSize: onDisk[file.path + ".part"] ?? 0,
-                            verifiedChunks: work.verifiedChunks[file.path] ?? [],
-                            verifiedChunkBytes: work.verifiedChunkLength(of: file))
-                        group.addTask { await fetchAndVerify(job, tally: tally, hooks: hooks) }
-                        running += 1
-                    }
-                    guard let outcome = try await group.next() else { break }
-                    running -= 1
-                    for change in outcome.changes { work.record(change, file: outcome.file) }
-                    switch outcome.error {
-                    case nil:
-                        renewalsWithoutProgress = 0
-                    case let error as KioskError where error.needsNewGrant || error == Self.contentChanged:
-                        // Token expired, version gone, or bytes that did not match: ask again. The new grant keeps
-                        // every byte still valid (GrantRenewal) and tells whether the file changed on the server.
-                        renewal = renewal ?? error
-                    case let error?:
-                        throw error
-                    }
+        // Up to the budget's limit of files in flight; each holds a permit only while its request runs, so the
+        // downloads in flight share the connections. The journal records each file as it is verified, in the
+        // order they complete. A file that needs a new grant stops new starts; the files in flight finish
+        // (their bytes are kept), then the run ends for the coordinator to decide about a new grant.
+        let tally = ProgressTally(verified: work.verifiedBytes, expected: grant.totalLength, report: hooks.progress)
+        var renewal: GrantNeed?
+        try await withThrowingTaskGroup(of: FileOutcome.self) { group in
+            var next = grant.files.makeIterator()
+            var running = 0
+            while true {
+                while running < budget.limit, renewal == nil, let file = next.next() {
+                    guard !work.verifiedPaths.contains(file.path) else { continue }
+                    let folder = layout.partFile(productID: work.productID, path: file.path)
+                        .deletingLastPathComponent()
+                    try createDirectory(folder, known: &folders)
+                    let job = FileJob(
+                        file: file, grant: grant, grantReceivedAt: work.grantReceivedAt,
+                        productID: work.productID, entityTag: work.entityTags[file.path],
+                        finalSize: onDisk[file.path], partSize: onDisk[file.path + ".part"] ?? 0,
+                        verifiedChunks: work.verifiedChunks[file.path] ?? [],
+                        verifiedChunkBytes: work.verifiedChunkLength(of: file))
+                    group.addTask { await fetchAndVerify(job, tally: tally, hooks: hooks) }
+                    running += 1
+                }
+                guard let outcome = try await group.next() else { break }
+                running -= 1
+                for change in outcome.changes { work.record(change, file: outcome.file) }
+                switch outcome.error {
+                case nil:
+                    break
+                case let error as KioskError where error.needsNewGrant:
+                    // Token expired or version gone: a new grant keeps every byte still valid (GrantRenewal).
+                    renewal = renewal ?? .refused(error)
+                case EngineSignal.needsNewGrant(let reason)?:
+                    // Bytes that did not match: the new grant tells whether the file changed on the server.
+                    renewal = renewal ?? reason
+                case let error?:
+                    throw error
                 }
             }
-            if let renewal {
-                renewalsWithoutProgress += 1
-                guard renewalsWithoutProgress <= 4 else { throw renewal }
-                try await renewGrant(&work, hooks: hooks)
-                continue outer
-            }
-            await hooks.durable()
-            guard await hooks.verifying() else { throw CancellationError() }
-            try Task.checkCancellation()
-            return try install(work, grant: grant)
         }
+        if let renewal { throw EngineSignal.needsNewGrant(reason: renewal) }
+        await hooks.durable()
+        guard await hooks.verifying() else { throw CancellationError() }
+        try Task.checkCancellation()
+        return try install(work, grant: grant)
     }
-
-    /// Thrown by ``fetchAndVerify`` after a first hash mismatch: the grant is renewed before the retry, in case
-    /// the file changed on the server.
-    static let contentChanged = KioskError.invalidResponse("content did not match the grant; renewing it")
 
     /// Whether the work's grant may still be used: present, before its `expires_at`, and received less than
     /// ``GrantLimits/maximumTrust`` ago.
@@ -192,8 +245,9 @@ struct DownloadEngine: Sendable {
 
     /// Fetches one file (resuming its part) and verifies it, holding a connection permit while its requests run.
     /// Never throws: what it changed (already checkpointed, in order) and how it ended come back in the outcome,
-    /// for the engine to apply to its ``DownloadWork``. A wrong hash deletes the file and ends with
-    /// ``contentChanged`` (the engine renews the grant and tries once more); a second one is an integrity error.
+    /// for the engine to apply to its ``DownloadWork``. A wrong hash deletes the file and is reported to the owner
+    /// (``EngineHooks/integrityFailed(_:)``); when it retries, the fetch ends with
+    /// ``EngineSignal/needsNewGrant(reason:)`` (the file may have changed on the server).
     private func fetchAndVerify(_ job: FileJob, tally: ProgressTally, hooks: EngineHooks) async -> FileOutcome {
         var outcome = FileOutcome(file: job.file)
         do {
@@ -221,7 +275,6 @@ struct DownloadEngine: Sendable {
         let final = layout.stagedFile(productID: job.productID, path: file.path)
         let folder = part.deletingLastPathComponent()
         var entityTag = job.entityTag
-        var failures = job.integrityFailures
 
         let chunks = GrantValidation.chunks(of: file, in: grant)
         // A crash between "renamed" and "journaled": the file is already in place; its bytes may not be durable.
@@ -307,8 +360,10 @@ struct DownloadEngine: Sendable {
                         have = 0
                         entityTag = nil
                         outcome.changes.append(.entityTag(path: file.path, tag: nil))
-                        try recordIntegrityFailure(file, job: job, failures: &failures, actual: "")
-                        outcome.changes.append(.integrityFailures(path: file.path, count: failures))
+                        await hooks.checkpoint([.entityTag(path: file.path, tag: nil)], nil, nil)
+                        try await hooks.integrityFailed(
+                            IntegrityFailure(
+                                path: file.path, chunk: nil, expectedSHA256: file.sha256, actualSHA256: ""))
                         continue
                     }
                     throw error
@@ -331,22 +386,13 @@ struct DownloadEngine: Sendable {
                 await hooks.checkpoint([.verified(path: file.path)], folder, unsynced)
                 return
             }
-            // Wrong bytes: delete them, retry once, then fail with an integrity error.
+            // Wrong bytes: delete them; the owner decides (one retry with a new grant, then an integrity error).
             fileSystem.remove(part)
-            let thrown: (any Error)?
-            do {
-                try recordIntegrityFailure(file, job: job, failures: &failures, actual: digest)
-                thrown = nil
-            } catch {
-                thrown = error
-            }
-            let changes: [DownloadChange] = [
-                .entityTag(path: file.path, tag: nil),
-                .integrityFailures(path: file.path, count: failures),
-            ]
-            outcome.changes += changes
-            await hooks.checkpoint(changes, nil, nil)
-            throw thrown ?? Self.contentChanged
+            outcome.changes.append(.entityTag(path: file.path, tag: nil))
+            await hooks.checkpoint([.entityTag(path: file.path, tag: nil)], nil, nil)
+            try await hooks.integrityFailed(
+                IntegrityFailure(path: file.path, chunk: nil, expectedSHA256: file.sha256, actualSHA256: digest))
+            throw EngineSignal.needsNewGrant(reason: .contentMismatch(path: file.path))
         }
     }
 
@@ -373,7 +419,8 @@ struct DownloadEngine: Sendable {
 
     /// Fetches the chunks of a file not yet verified, up to ``connectionsPerFile`` at once (each holding a permit of
     /// the budget), into its part file at their offsets; hashes each as it arrives and journals it once its bytes are
-    /// durable. A chunk that does not match is fetched again on its own; a second mismatch is an integrity error
+    /// durable. A chunk that does not match is reported to the owner (``EngineHooks/integrityFailed(_:)``), which
+    /// has it fetched again on its own, then, at its second mismatch, ends the transfer with an integrity error
     /// naming the file. Once every chunk is verified, the part becomes the file, without hashing it whole: the
     /// chunk hashes, which the same grant authenticates, prove its bytes.
     private func fetchByChunks(
@@ -392,7 +439,6 @@ struct DownloadEngine: Sendable {
         let fetcher = self.fetcher
         let budget = self.budget
         let rangeBlocks = self.rangeBlocks
-        let productID = job.productID
         let receivedAt = job.grantReceivedAt
         var failure: (any Error)?
         do {
@@ -401,7 +447,6 @@ struct DownloadEngine: Sendable {
                     group.addTask {
                         while let index = cursor.withLock({ $0.next() }) {
                             let chunk = chunks[index]
-                            var mismatches = 0
                             while true {
                                 try Task.checkCancellation()
                                 if GrantValidation.trustedUntil(grant, receivedAt: receivedAt) <= Date() {
@@ -419,12 +464,10 @@ struct DownloadEngine: Sendable {
                                     return try await fetcher.fetchRange(request, into: writer, blocks: blocks)
                                 }
                                 if digest == chunk.sha256.lowercased() { break }
-                                mismatches += 1
-                                if mismatches >= 2 {
-                                    throw KioskError.integrity(
-                                        productID: productID, path: file.path, expectedSHA256: chunk.sha256,
-                                        actualSHA256: digest)
-                                }
+                                try await hooks.integrityFailed(
+                                    IntegrityFailure(
+                                        path: file.path, chunk: index, expectedSHA256: chunk.sha256,
+                                        actualSHA256: digest))
                             }
                             let bytes = verified.withLock { state -> Int64 in
                                 state.indexes.append(index)
@@ -474,17 +517,6 @@ struct DownloadEngine: Sendable {
             guard digest == chunk.sha256.lowercased() else { return false }
         }
         return true
-    }
-
-    /// Counts one more failed check of `file`; the second is an integrity error (and the count starts over).
-    private func recordIntegrityFailure(_ file: GrantFile, job: FileJob, failures: inout Int, actual: String) throws {
-        failures += 1
-        if failures >= 2 {
-            failures = 0
-            throw KioskError.integrity(
-                productID: job.productID, path: file.path,
-                expectedSHA256: file.sha256, actualSHA256: actual)
-        }
     }
 
     /// Checks the staged files once more and moves the version folder into `Content/` with one rename.
@@ -556,8 +588,6 @@ struct FileJob: Sendable {
     var productID: String
     /// The validator kept for the file's `If-Range`.
     var entityTag: String?
-    /// How many times the file already failed verification.
-    var integrityFailures: Int
     /// The size of the file under its final name in staging, if the run's listing found it there.
     var finalSize: Int64?
     /// The size of its part file (0 when there is none).

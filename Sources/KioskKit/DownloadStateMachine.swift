@@ -12,6 +12,7 @@ import Foundation
 ///    │                 │   ╲─permanentFailure──▶ failed
 ///    └────resume─── paused ◀──pause / outOfSpace──┘
 /// any non-terminal ──cancel──▶ cancelled
+/// active ──grantNeeded──▶ active (renewGrant; past the limit, as transferFailed)
 /// ```
 public struct DownloadStateMachine: Sendable, Hashable {
     /// What the owner must do after an event.
@@ -28,6 +29,8 @@ public struct DownloadStateMachine: Sendable, Hashable {
         case stopTransferAndDeleteBytes
         /// Arm a timer that sends ``retryDue()`` at the date.
         case scheduleRetry(at: Date)
+        /// Ask the server for a new grant, then restart the transfer with it (the download stays active).
+        case renewGrant
         /// Check and move the finished files into place.
         case verifyAndInstall
         /// Tell the app the content is installed.
@@ -44,6 +47,11 @@ public struct DownloadStateMachine: Sendable, Hashable {
     public private(set) var attempt: Int
     /// How many transient failures in a row are retried before the download fails.
     public let maximumAttempts: Int
+    /// Grant renewals since the transfer started or last verified a file (not journaled: a transfer starts at 0).
+    public private(set) var renewalsWithoutProgress = 0
+    /// How many grant renewals in a row, with no file verified between them, a transfer asks for: the next need of
+    /// a grant is a transfer failure (``transferFailed(_:now:policy:random:)``).
+    public static let maximumRenewalsWithoutProgress = 4
 
     /// Creates a machine, by default in ``DownloadState/waiting``.
     public init(state: DownloadState = .waiting, attempt: Int = 0, maximumAttempts: Int = 8) {
@@ -56,6 +64,7 @@ public struct DownloadStateMachine: Sendable, Hashable {
     public mutating func start() -> Action {
         guard case .waiting = state else { return reject("start") }
         state = .active
+        renewalsWithoutProgress = 0
         return .startTransfer
     }
 
@@ -93,13 +102,36 @@ public struct DownloadStateMachine: Sendable, Hashable {
         if case .active = state { attempt = 0 }
     }
 
+    /// The transfer verified a file: the grant renewals start over. Valid only while active.
+    public mutating func fileVerified() {
+        if case .active = state { renewalsWithoutProgress = 0 }
+    }
+
+    /// The transfer stopped because it needs a new grant while active (`reason`: the token expired, the version is
+    /// gone, or bytes did not match the grant). Up to ``maximumRenewalsWithoutProgress`` renewals in a row without a
+    /// file verified → ``Action/renewGrant`` (still `active`); one more is the transfer failure `reason`
+    /// (``transferFailed(_:now:policy:random:)``: a retry after a backoff, or `failed`).
+    public mutating func grantNeeded(
+        _ reason: KioskError, now: Date, policy: RetryPolicy,
+        random: Double = Double.random(in: 0...1)
+    ) -> Action {
+        guard case .active = state else { return reject("grantNeeded") }
+        guard renewalsWithoutProgress < Self.maximumRenewalsWithoutProgress else {
+            return transferFailed(reason, now: now, policy: policy, random: random)
+        }
+        renewalsWithoutProgress += 1
+        return .renewGrant
+    }
+
     /// The transfer stopped with an error while active.
     ///
     /// - Insufficient storage → `paused(.insufficientStorage)` (bytes kept).
     /// - A transient error, attempts left → `waitingToRetry(until: now + delay)`.
     /// - Anything else, or too many attempts → `failed(error)`.
-    public mutating func transferFailed(_ error: KioskError, now: Date, policy: RetryPolicy,
-                                        random: Double = Double.random(in: 0...1)) -> Action {
+    public mutating func transferFailed(
+        _ error: KioskError, now: Date, policy: RetryPolicy,
+        random: Double = Double.random(in: 0...1)
+    ) -> Action {
         guard case .active = state else { return reject("transferFailed") }
         if case .insufficientStorage = error {
             state = .paused(.insufficientStorage)

@@ -701,6 +701,8 @@ public actor KioskClient {
                 if synchronize { journal.synchronize() }
             case .startTransfer(let id, let work):
                 startTransfer(id, work)
+            case .renewGrant(let id, let work):
+                startTransfer(id, work, renewingGrant: true)
             case .stopTransfer(let id):
                 transfers[id]?.cancel()
             case .armRetry(let id, let date):
@@ -739,7 +741,7 @@ public actor KioskClient {
         execute(coordinator.retryDue(id))
     }
 
-    private func startTransfer(_ id: DownloadID, _ work: DownloadWork) {
+    private func startTransfer(_ id: DownloadID, _ work: DownloadWork, renewingGrant: Bool = false) {
         let engine = self.engine
         let hooks = EngineHooks(
             checkpoint: { [weak self] changes, directory, file in
@@ -750,11 +752,12 @@ public actor KioskClient {
                 let at = ContinuousClock.now
                 Task { await self?.reportProgress(id, written: written, expected: expected, at: at) }
             },
-            verifying: { [weak self] in await self?.enterVerifying(id) ?? false })
+            verifying: { [weak self] in await self?.enterVerifying(id) ?? false },
+            integrityVerdict: { [weak self] failure in await self?.integrityFailed(id, failure) ?? .stop })
         transfers[id] = Task { [weak self] in
             let result: Result<InstalledContent, any Error>
             do {
-                result = .success(try await engine.run(work, hooks: hooks))
+                result = .success(try await engine.run(work, renewingGrant: renewingGrant, hooks: hooks))
             } catch {
                 result = .failure(error)
             }
@@ -771,6 +774,13 @@ public actor KioskClient {
         guard !entries.isEmpty else { return }
         journal.append(entries, syncing: directory, file: file)
         execute(actions)
+    }
+
+    private func integrityFailed(_ id: DownloadID, _ failure: IntegrityFailure) -> IntegrityVerdict {
+        guard !isClosed else { return .stop }
+        let (verdict, actions) = coordinator.integrityFailed(id, failure)
+        execute(actions)
+        return verdict
     }
 
     private func reportProgress(_ id: DownloadID, written: Int64, expected: Int64, at instant: ContinuousClock.Instant)

@@ -22,6 +22,9 @@ struct MockExecutor {
             case .startTransfer(let id, let work):
                 running.insert(id)
                 log.append("start \(work.productID)")
+            case .renewGrant(let id, let work):
+                running.insert(id)
+                log.append("renew \(work.productID)")
             case .stopTransfer(let id):
                 running.remove(id)
                 log.append("stop \(name(id))")
@@ -176,6 +179,125 @@ struct DownloadCoordinatorTests {
         }
         #expect(last.contains("waiters p1 network"))
         #expect(executor.coordinator.downloads[id]?.state.name == "failed")
+    }
+
+    let expired = KioskError.server(status: 401, code: "token_expired", message: "Expired.", retryAfter: nil)
+
+    /// The transfer of `id` ends because it needs a new grant.
+    func grantNeeded(_ reason: GrantNeed, _ id: DownloadID, _ executor: inout MockExecutor) -> [String] {
+        executor.event { $0.transferEnded(id, .failure(EngineSignal.needsNewGrant(reason: reason)), now: Self.now) }
+    }
+
+    /// A hash mismatch of `path` (of its chunk `chunk`, if given): the verdict and the log lines.
+    func integrityFailed(_ path: String, chunk: Int? = nil, _ id: DownloadID, _ executor: inout MockExecutor)
+        -> (IntegrityVerdict, [String])
+    {
+        var verdict = IntegrityVerdict.stop
+        let lines = executor.event { coordinator in
+            let (decided, actions) = coordinator.integrityFailed(
+                id,
+                IntegrityFailure(
+                    path: path, chunk: chunk, expectedSHA256: String(repeating: "a", count: 64),
+                    actualSHA256: String(repeating: "b", count: 64)))
+            verdict = decided
+            return actions
+        }
+        return (verdict, lines)
+    }
+
+    @Test func grantRenewalsWithoutAVerifiedFileExhaustAfterTheLimitThenFailTheTransfer() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        for _ in 0..<DownloadStateMachine.maximumRenewalsWithoutProgress {
+            // Still active, nothing journaled: the transfer starts again, asking for a grant first.
+            #expect(grantNeeded(.refused(expired), id, &executor) == ["renew p1"])
+        }
+        #expect(executor.coordinator.downloads[id]?.machine.renewalsWithoutProgress == 4)
+        // One more: the server's error fails the transfer (a 401 is not transient).
+        let lines = grantNeeded(.refused(expired), id, &executor)
+        #expect(lines == ["journal state failed 0", "state p1 failed", "waiters p1 token_expired"])
+        #expect(executor.coordinator.downloads[id]?.state == .failed(expired))
+    }
+
+    @Test func aVerifiedFileStartsTheRenewalsOverAndSoDoesANewTransfer() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        for _ in 0..<4 { _ = grantNeeded(.refused(expired), id, &executor) }
+        executor.run(executor.coordinator.checkpoint(id, [.verified(path: "a.bin")]).1)
+        #expect(executor.coordinator.downloads[id]?.machine.renewalsWithoutProgress == 0)
+        for _ in 0..<4 { #expect(grantNeeded(.refused(expired), id, &executor) == ["renew p1"]) }
+        // A mismatch past the limit is a transient failure: a retry after a backoff, whose transfer starts over.
+        let failed = grantNeeded(.contentMismatch(path: "b.bin"), id, &executor)
+        #expect(failed.first == "journal state waiting_to_retry 1")
+        #expect(
+            executor.coordinator.downloads[id]?.state.name == "waiting_to_retry"
+                && failed.contains { $0.hasPrefix("arm p1") })
+        _ = executor.event { $0.retryDue(id) }
+        #expect(executor.coordinator.downloads[id]?.machine.renewalsWithoutProgress == 0)
+        #expect(grantNeeded(.refused(expired), id, &executor) == ["renew p1"])
+    }
+
+    @Test func aNeedForAGrantAfterAPauseChangesNothing() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        _ = executor.event { $0.pause(id, reason: .user) }
+        #expect(grantNeeded(.refused(expired), id, &executor).isEmpty)
+        #expect(executor.coordinator.downloads[id]?.state == .paused(.user))
+    }
+
+    @Test func aFileThatFailsItsHashIsRenewedOnceThenIsAnIntegrityErrorNamingIt() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        let (first, firstLines) = integrityFailed("Contents/a.bin", id, &executor)
+        #expect(first == .retry)
+        #expect(firstLines == ["journal failures"])
+        // The engine then ends the run for a new grant (the file may have changed on the server).
+        var renewedWork: DownloadWork?
+        let lines = executor.event { coordinator in
+            let actions = coordinator.transferEnded(
+                id, .failure(EngineSignal.needsNewGrant(reason: .contentMismatch(path: "Contents/a.bin"))),
+                now: Self.now)
+            for case .renewGrant(_, let work) in actions { renewedWork = work }
+            return actions
+        }
+        #expect(lines == ["renew p1"])
+        #expect(renewedWork?.integrityFailures["Contents/a.bin"] == 1)
+        // The second mismatch of the file: an integrity error naming it; its count starts over for a resume.
+        let (second, _) = integrityFailed("Contents/a.bin", id, &executor)
+        guard case .fail(let error) = second, case .integrity(let productID, let path, _, _) = error else {
+            Issue.record("expected an integrity error, got \(second)")
+            return
+        }
+        #expect(productID == "p1" && path == "Contents/a.bin")
+        #expect(executor.coordinator.downloads[id]?.record.integrityFailures["Contents/a.bin"] == 0)
+        let failed = executor.event { $0.transferEnded(id, .failure(error), now: Self.now) }
+        #expect(failed == ["journal state failed 0", "state p1 failed", "waiters p1 integrity"])
+    }
+
+    @Test func aChunkThatFailsItsHashTwiceIsAnIntegrityErrorAndANewTransferStartsChunksOver() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        #expect(integrityFailed("a.bin", chunk: 3, id, &executor) == (.retry, []))  // not journaled
+        #expect(integrityFailed("a.bin", chunk: 4, id, &executor).0 == .retry)  // another chunk: its own count
+        #expect(integrityFailed("b.bin", chunk: 3, id, &executor).0 == .retry)  // another file: its own count
+        guard case .fail(.integrity(_, let path, _, _)) = integrityFailed("a.bin", chunk: 3, id, &executor).0 else {
+            Issue.record("the second failure of chunk 3 is not an integrity error")
+            return
+        }
+        #expect(path == "a.bin")
+        // A transfer restarted with a new grant fetches every chunk afresh: one retry each again.
+        #expect(grantNeeded(.refused(expired), id, &executor) == ["renew p1"])
+        #expect(integrityFailed("a.bin", chunk: 4, id, &executor).0 == .retry)
+        // The file's own (journaled) count is not touched by its chunks.
+        #expect(executor.coordinator.downloads[id]?.record.integrityFailures["a.bin"] == nil)
+    }
+
+    @Test func anIntegrityFailureOfADownloadNoLongerActiveStopsIt() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        _ = executor.event { $0.pause(id, reason: .user) }
+        #expect(integrityFailed("a.bin", id, &executor) == (.stop, []))
+        #expect(integrityFailed("a.bin", chunk: 0, id, &executor) == (.stop, []))
     }
 
     @Test func progressEventsAreThrottledAndLateSamplesDropped() {

@@ -20,6 +20,30 @@ struct DownloadStateMachineTests {
         .failed(.network(code: 1, underlying: "x")), .cancelled,
     ]
 
+    @Test func aNeedForAGrantRenewsUpToTheLimitThenIsATransferFailure() {
+        let expired = KioskError.server(status: 401, code: "token_expired", message: "Expired.", retryAfter: nil)
+        var m = machine(.waiting)
+        _ = m.start()
+        for renewal in 1...DownloadStateMachine.maximumRenewalsWithoutProgress {
+            #expect(m.grantNeeded(expired, now: now, policy: policy) == .renewGrant)
+            #expect(m.state == .active && m.renewalsWithoutProgress == renewal)
+        }
+        m.fileVerified()
+        #expect(m.renewalsWithoutProgress == 0)
+        for _ in 0..<4 { _ = m.grantNeeded(expired, now: now, policy: policy) }
+        #expect(m.grantNeeded(expired, now: now, policy: policy) == .reportFailure(expired))
+        #expect(m.state == .failed(expired))
+        // Only an active transfer needs a grant.
+        for state in Self.allStates where state != .active {
+            var other = machine(state)
+            guard case .rejected = other.grantNeeded(expired, now: now, policy: policy) else {
+                Issue.record("grantNeeded accepted while \(state.name)")
+                continue
+            }
+            #expect(other.state == state)
+        }
+    }
+
     @Test func happyPath() {
         var m = DownloadStateMachine()
         #expect(m.state == .waiting)
@@ -156,23 +180,33 @@ struct DownloadStateMachineTests {
         case .verifying, .active, .paused: installable = true
         default: installable = false
         }
-        if case .rejected = b.installed() { #expect(!installable) } else {
+        if case .rejected = b.installed() {
+            #expect(!installable)
+        } else {
             #expect(installable)
             #expect(b.state == .finished)
         }
         var c = machine(state)
         let retry = c.retryDue()
-        if case .waitingToRetry = state { #expect(retry == .enqueue) } else {
+        if case .waitingToRetry = state {
+            #expect(retry == .enqueue)
+        } else {
             guard case .rejected = retry else { Issue.record("retryDue from \(state)"); return }
         }
         var d = machine(state)
         let failed = d.transferFailed(network, now: now, policy: policy)
-        if state == .active { #expect(failed != .rejected("")) } else {
+        if state == .active {
+            #expect(failed != .rejected(""))
+        } else {
             guard case .rejected = failed else { Issue.record("transferFailed from \(state)"); return }
             #expect(d.state == state)
         }
         var e = machine(state)
-        if case .rejected = e.verificationFailed(network) { #expect(state != .verifying) } else { #expect(state == .verifying) }
+        if case .rejected = e.verificationFailed(network) {
+            #expect(state != .verifying)
+        } else {
+            #expect(state == .verifying)
+        }
     }
 
     @Test func recoveryAfterLaunch() {
