@@ -208,7 +208,13 @@ public actor KioskClient {
     // MARK: - Events
 
     /// Every change from now on: state changes, progress (throttled), installs, removals. Each access returns a
-    /// new stream; any number of subscribers may listen at once. Streams end when the client is closed.
+    /// new stream; any number of subscribers may listen at once.
+    ///
+    /// - No state change, install or removal is ever dropped; a run of progress of one product that the reader has
+    ///   not taken yet is coalesced to the latest, so a slow reader holds at most one progress element per product
+    ///   between two other events.
+    /// - A stream ends when the client is closed (at once when accessed after ``close()``), when its reading task is
+    ///   cancelled, or when it is released.
     public nonisolated var events: AsyncStream<KioskEvent> { broadcaster.subscribe() }
 
     /// The status of one product, for a view to bind to: a stream that starts with the status now and follows every
