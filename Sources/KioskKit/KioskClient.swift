@@ -230,7 +230,7 @@ public actor KioskClient {
     ///   the reading task is cancelled, and on ``close()`` (on a closed client: the last known status, then the end).
     ///   A pause (by the user or for storage) does not end it.
     public func statusUpdates(for productID: String) -> AsyncStream<ProductStatus> {
-        if !isClosed { reconcileInstalled() }
+        reconcileInstalled()
         return broadcaster.subscribeStatus(of: productID, initial: coordinator.status(of: productID))
     }
 
@@ -524,13 +524,15 @@ public actor KioskClient {
     // MARK: - Installed content
 
     /// Installed content, checked against the disk first: content whose files vanished (the system may purge
-    /// caches) is dropped and reported with ``KioskEvent/removed(productID:version:)``; enqueue it again.
+    /// caches) is dropped and reported with ``KioskEvent/removed(productID:version:)``; enqueue it again. After
+    /// ``close()``: the last known content, unchecked.
     public func installedContent() -> [InstalledContent] {
         reconcileInstalled()
         return coordinator.installed.values.sorted { $0.productID < $1.productID }
     }
 
-    /// The installed content of one product, checked against the disk; `nil` when not installed.
+    /// The installed content of one product, checked against the disk (after ``close()``: the last known, unchecked);
+    /// `nil` when not installed.
     public func installedContent(for productID: String) -> InstalledContent? {
         reconcileInstalled()
         return coordinator.installed[productID]
@@ -801,8 +803,10 @@ public actor KioskClient {
 
     // MARK: - Disk
 
-    /// Drops installed content whose files vanished, and finished downloads that pointed at it.
+    /// Drops installed content whose files vanished, and finished downloads that pointed at it. Not after
+    /// ``close()``: a closed client answers the last known state (another client may own the cache root by now).
     private func reconcileInstalled() {
+        guard !isClosed else { return }
         let (_, vanished) = ContentReconciler.reconcile(Array(coordinator.installed.values), markers: markers)
         guard !vanished.isEmpty else { return }
         execute(coordinator.contentVanished(vanished))
