@@ -34,8 +34,20 @@ public actor KioskClient {
         public var maxConnectionsPerFile: Int = 4
         /// How transient failures are retried.
         public var retryPolicy = RetryPolicy()
-        /// The idle timeout of requests, in seconds.
+        /// The idle timeout of requests, in seconds, when there is no ``sessionConfiguration`` (whose own timeouts
+        /// then apply).
         public var requestTimeout: TimeInterval = 60
+        /// The app's session settings, applied to both of KioskKit's sessions (catalog, receipts and grants; content),
+        /// or `nil` for KioskKit's own: an ephemeral session without cookie storage. It is copied when the client is
+        /// created.
+        ///
+        /// Kept from it: `httpAdditionalHeaders`, the timeouts (``requestTimeout`` then does not apply), cookie
+        /// storage and policy, proxies, TLS settings. Replaced, because downloads need it: no URL cache
+        /// (`urlCache`, `requestCachePolicy`), the content session's `httpMaximumConnectionsPerHost` (set to
+        /// ``maximumConnections``), KioskKit's own delegate and delegate queues, and `Accept-Encoding: identity` on
+        /// content requests. On Linux, Foundation ignores `waitsForConnectivity` and the cellular settings
+        /// (`allowsCellularAccess`, `allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`).
+        public var sessionConfiguration: URLSessionConfiguration?
         /// The largest answer a JSON request (catalog, receipts, grants) accepts, in bytes, counted as the decoded
         /// bytes arrive (default 16 MiB, over twice the grant of a 20,000-file product). A larger answer fails with
         /// ``KioskError/responseTooLarge(limit:)``.
@@ -167,10 +179,11 @@ public actor KioskClient {
             limits: APIClient.Limits(
                 maximumResponseSize: configuration.maximumResponseSize,
                 deadline: configuration.jsonRequestDeadline, grant: configuration.grantLimits),
-            installationID: installationID)
+            installationID: installationID, sessionConfiguration: configuration.sessionConfiguration)
         let fetcher = FileFetcher(
             timeout: configuration.requestTimeout, maximumConnections: configuration.maximumConnections,
-            writerFactory: configuration.fileWriterFactory.using(fileSystem))
+            writerFactory: configuration.fileWriterFactory.using(fileSystem),
+            sessionConfiguration: configuration.sessionConfiguration)
         self.api = api
         self.fetcher = fetcher
         self.engine = DownloadEngine(
