@@ -248,7 +248,8 @@ public actor KioskClient {
     }
 
     /// Registers an observer (kept weakly) that receives the events as delegate calls until the returned
-    /// observation is cancelled or the observer is released.
+    /// observation is cancelled, the observer is released or the client is closed (after ``close()``, it receives
+    /// nothing). Like ``events``, it never misses a state change; progress it has not taken yet is coalesced.
     @discardableResult
     public nonisolated func addObserver(_ observer: any KioskObserver) -> KioskObservation {
         let stream = broadcaster.subscribe()
