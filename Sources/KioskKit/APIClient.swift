@@ -43,13 +43,14 @@ struct APIClient: Sendable {
     /// Set by ``invalidate()``: no request starts after it (a task on an invalidated session traps).
     private let isInvalidated = Locked(false)
 
-    /// A client of `serverURL` with its own session; `idleTimeout` is URLSession's per-request idle timeout.
-    init(serverURL: URL, idleTimeout: TimeInterval, limits: Limits, installationID: String? = nil) {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.timeoutIntervalForRequest = idleTimeout
-        configuration.httpCookieStorage = nil
+    /// A client of `serverURL` with its own session, made from the app's `sessionConfiguration` when given (see
+    /// ``URLSessionConfiguration/kiosk(base:timeout:)``); `idleTimeout` is URLSession's per-request idle timeout
+    /// when there is none.
+    init(
+        serverURL: URL, idleTimeout: TimeInterval, limits: Limits, installationID: String? = nil,
+        sessionConfiguration: URLSessionConfiguration? = nil
+    ) {
+        let configuration = URLSessionConfiguration.kiosk(base: sessionConfiguration, timeout: idleTimeout)
         let collector = ResponseCollector()
         let queue = BoundedOperationQueue(limit: 16)
         queue.name = "KioskKit.APIClient"
@@ -104,7 +105,9 @@ struct APIClient: Sendable {
         let collector = self.collector
         let result: Result<(Data, URLResponse), KioskError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                pending.start(task, continuation: continuation) { collector.register(pending, for: task.taskIdentifier) }
+                pending.start(task, continuation: continuation) {
+                    collector.register(pending, for: task.taskIdentifier)
+                }
             }
         } onCancel: {
             pending.cancel(task)

@@ -5,3 +5,9 @@
 //   frameworks, which re-export it too.
 @_exported import Foundation
 @_exported import KioskCore
+
+// - FoundationNetworking (Linux only, where URLSession lives apart from Foundation):
+//   ``KioskClient/Configuration/sessionConfiguration`` is a `URLSessionConfiguration`.
+#if canImport(FoundationNetworking)
+    @_exported import FoundationNetworking
+#endif

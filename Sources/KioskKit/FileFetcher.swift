@@ -127,13 +127,13 @@ final class FileFetcher: Sendable {
     let writerFactory: FileWriterFactory
 
     /// A fetcher whose session opens at most `maximumConnections` connections to a host (the client's
-    /// ``ConnectionBudget`` limit, so that every request holding a permit has a connection of its own).
-    init(timeout: TimeInterval, maximumConnections: Int, writerFactory: FileWriterFactory) {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.urlCache = nil
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.httpCookieStorage = nil
+    /// ``ConnectionBudget`` limit, so that every request holding a permit has a connection of its own), made from the
+    /// app's `sessionConfiguration` when given (see ``URLSessionConfiguration/kiosk(base:timeout:)``).
+    init(
+        timeout: TimeInterval, maximumConnections: Int, writerFactory: FileWriterFactory,
+        sessionConfiguration: URLSessionConfiguration? = nil
+    ) {
+        let configuration = URLSessionConfiguration.kiosk(base: sessionConfiguration, timeout: timeout)
         configuration.httpMaximumConnectionsPerHost = maximumConnections
         let router = TransferRouter()
         let queue = OperationQueue()

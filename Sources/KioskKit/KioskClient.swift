@@ -34,8 +34,20 @@ public actor KioskClient {
         public var maxConnectionsPerFile: Int = 4
         /// How transient failures are retried.
         public var retryPolicy = RetryPolicy()
-        /// The idle timeout of requests, in seconds.
+        /// The idle timeout of requests, in seconds, when there is no ``sessionConfiguration`` (whose own timeouts
+        /// then apply).
         public var requestTimeout: TimeInterval = 60
+        /// The app's session settings, applied to both of KioskKit's sessions (catalog, receipts and grants; content),
+        /// or `nil` for KioskKit's own: an ephemeral session without cookie storage. It is copied when the client is
+        /// created.
+        ///
+        /// Kept from it: `httpAdditionalHeaders`, the timeouts (``requestTimeout`` then does not apply), cookie
+        /// storage and policy, proxies, TLS settings. Replaced, because downloads need it: no URL cache
+        /// (`urlCache`, `requestCachePolicy`), the content session's `httpMaximumConnectionsPerHost` (set to
+        /// ``maximumConnections``), KioskKit's own delegate and delegate queues, and `Accept-Encoding: identity` on
+        /// content requests. On Linux, Foundation ignores `waitsForConnectivity` and the cellular settings
+        /// (`allowsCellularAccess`, `allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`).
+        public var sessionConfiguration: URLSessionConfiguration?
         /// The largest answer a JSON request (catalog, receipts, grants) accepts, in bytes, counted as the decoded
         /// bytes arrive (default 16 MiB, over twice the grant of a 20,000-file product). A larger answer fails with
         /// ``KioskError/responseTooLarge(limit:)``.
@@ -167,10 +179,11 @@ public actor KioskClient {
             limits: APIClient.Limits(
                 maximumResponseSize: configuration.maximumResponseSize,
                 deadline: configuration.jsonRequestDeadline, grant: configuration.grantLimits),
-            installationID: installationID)
+            installationID: installationID, sessionConfiguration: configuration.sessionConfiguration)
         let fetcher = FileFetcher(
             timeout: configuration.requestTimeout, maximumConnections: configuration.maximumConnections,
-            writerFactory: configuration.fileWriterFactory.using(fileSystem))
+            writerFactory: configuration.fileWriterFactory.using(fileSystem),
+            sessionConfiguration: configuration.sessionConfiguration)
         self.api = api
         self.fetcher = fetcher
         self.engine = DownloadEngine(
@@ -208,7 +221,13 @@ public actor KioskClient {
     // MARK: - Events
 
     /// Every change from now on: state changes, progress (throttled), installs, removals. Each access returns a
-    /// new stream; any number of subscribers may listen at once. Streams end when the client is closed.
+    /// new stream; any number of subscribers may listen at once.
+    ///
+    /// - No state change, install or removal is ever dropped; a run of progress of one product that the reader has
+    ///   not taken yet is coalesced to the latest, so a slow reader holds at most one progress element per product
+    ///   between two other events.
+    /// - A stream ends when the client is closed (at once when accessed after ``close()``), when its reading task is
+    ///   cancelled, or when it is released.
     public nonisolated var events: AsyncStream<KioskEvent> { broadcaster.subscribe() }
 
     /// The status of one product, for a view to bind to: a stream that starts with the status now and follows every
@@ -224,12 +243,13 @@ public actor KioskClient {
     ///   the reading task is cancelled, and on ``close()`` (on a closed client: the last known status, then the end).
     ///   A pause (by the user or for storage) does not end it.
     public func statusUpdates(for productID: String) -> AsyncStream<ProductStatus> {
-        if !isClosed { reconcileInstalled() }
+        reconcileInstalled()
         return broadcaster.subscribeStatus(of: productID, initial: coordinator.status(of: productID))
     }
 
     /// Registers an observer (kept weakly) that receives the events as delegate calls until the returned
-    /// observation is cancelled or the observer is released.
+    /// observation is cancelled, the observer is released or the client is closed (after ``close()``, it receives
+    /// nothing). Like ``events``, it never misses a state change; progress it has not taken yet is coalesced.
     @discardableResult
     public nonisolated func addObserver(_ observer: any KioskObserver) -> KioskObservation {
         let stream = broadcaster.subscribe()
@@ -518,13 +538,15 @@ public actor KioskClient {
     // MARK: - Installed content
 
     /// Installed content, checked against the disk first: content whose files vanished (the system may purge
-    /// caches) is dropped and reported with ``KioskEvent/removed(productID:version:)``; enqueue it again.
+    /// caches) is dropped and reported with ``KioskEvent/removed(productID:version:)``; enqueue it again. After
+    /// ``close()``: the last known content, unchecked.
     public func installedContent() -> [InstalledContent] {
         reconcileInstalled()
         return coordinator.installed.values.sorted { $0.productID < $1.productID }
     }
 
-    /// The installed content of one product, checked against the disk; `nil` when not installed.
+    /// The installed content of one product, checked against the disk (after ``close()``: the last known, unchecked);
+    /// `nil` when not installed.
     public func installedContent(for productID: String) -> InstalledContent? {
         reconcileInstalled()
         return coordinator.installed[productID]
@@ -805,8 +827,10 @@ public actor KioskClient {
 
     // MARK: - Disk
 
-    /// Drops installed content whose files vanished, and finished downloads that pointed at it.
+    /// Drops installed content whose files vanished, and finished downloads that pointed at it. Not after
+    /// ``close()``: a closed client answers the last known state (another client may own the cache root by now).
     private func reconcileInstalled() {
+        guard !isClosed else { return }
         let (_, vanished) = ContentReconciler.reconcile(Array(coordinator.installed.values), markers: markers)
         guard !vanished.isEmpty else { return }
         execute(coordinator.contentVanished(vanished))

@@ -95,80 +95,111 @@ extension KioskObserver {
     public func kioskClient(_ client: KioskClient, didRemove productID: String, version: String) async {}
 }
 
-/// Fans events out to every subscriber of ``KioskClient/events`` and of ``KioskClient/statusUpdates(for:)``.
+/// Fans events out to every subscriber of ``KioskClient/events`` and of ``KioskClient/statusUpdates(for:)``. Each
+/// stream reads from its own ``CoalescingBuffer``: progress is coalesced per product, nothing else is ever dropped.
 final class EventBroadcaster: Sendable {
-    private let subscribers = Locked<[UUID: AsyncStream<KioskEvent>.Continuation]>([:])
-    /// The status streams by product, and whether the broadcaster has finished (a later stream ends at once).
-    private let statusSubscribers = Locked<(buffers: [String: [UUID: StatusBuffer]], isFinished: Bool)>(([:], false))
+    private struct Subscribers {
+        var events: [UUID: CoalescingBuffer<KioskEvent>] = [:]
+        var statuses: [String: [UUID: CoalescingBuffer<ProductStatus>]] = [:]
+        /// The broadcaster has finished: a later stream ends at once.
+        var isFinished = false
+    }
 
-    /// A stream of the product's status that starts with `initial` and ends after a final status
-    /// (``ProductStatus/isFinal``), when its reader is cancelled, or when the broadcaster finishes. Progress is
-    /// coalesced, state changes never (see ``StatusBuffer``).
-    func subscribeStatus(of productID: String, initial: ProductStatus) -> AsyncStream<ProductStatus> {
-        let buffer = StatusBuffer()
-        buffer.push(initial, isProgress: false)
+    private let subscribers = Locked(Subscribers())
+
+    /// A new stream receiving every event from now on; it ends when the broadcaster finishes (at once when it
+    /// already has), when its reader is cancelled, or when it is released.
+    func subscribe() -> AsyncStream<KioskEvent> {
+        let buffer = CoalescingBuffer<KioskEvent>()
         let key = UUID()
-        let registered = statusSubscribers.withLock { subscribers in
-            guard !subscribers.isFinished, !buffer.isFinished else { return false }
-            subscribers.buffers[productID, default: [:]][key] = buffer
+        let registered = subscribers.withLock { subscribers in
+            guard !subscribers.isFinished else { return false }
+            subscribers.events[key] = buffer
             return true
         }
         if !registered { buffer.finish() }
-        return AsyncStream(
-            unfolding: { await buffer.next() },
-            onCancel: { [weak self] in
-                buffer.finish()
-                self?.removeStatus(key, of: productID)
-            })
+        return Self.stream(of: buffer) { [weak self] in self?.subscribers.withLock { $0.events[key] = nil } }
     }
+
+    /// A stream of the product's status that starts with `initial` and ends after a final status
+    /// (``ProductStatus/isFinal``), when its reader is cancelled or it is released, or when the broadcaster
+    /// finishes.
+    func subscribeStatus(of productID: String, initial: ProductStatus) -> AsyncStream<ProductStatus> {
+        let buffer = CoalescingBuffer<ProductStatus>()
+        buffer.push(initial, key: productID, isProgress: false, isFinal: initial.isFinal)
+        let key = UUID()
+        let registered = subscribers.withLock { subscribers in
+            guard !subscribers.isFinished, !buffer.isFinished else { return false }
+            subscribers.statuses[productID, default: [:]][key] = buffer
+            return true
+        }
+        if !registered { buffer.finish() }
+        return Self.stream(of: buffer) { [weak self] in
+            self?.subscribers.withLock { subscribers in
+                subscribers.statuses[productID]?[key] = nil
+                if subscribers.statuses[productID]?.isEmpty == true { subscribers.statuses[productID] = nil }
+            }
+        }
+    }
+
+    /// A stream that reads `buffer`; when its reader is cancelled or the stream is released, the buffer ends and
+    /// `unregister` runs.
+    private static func stream<Element>(
+        of buffer: CoalescingBuffer<Element>, unregister: @escaping @Sendable () -> Void
+    ) -> AsyncStream<Element> {
+        let subscription = Subscription(buffer: buffer, unregister: unregister)
+        return AsyncStream(unfolding: { await subscription.buffer.next() }, onCancel: { subscription.end() })
+    }
+
+    /// The buffers of the open event streams (for tests).
+    var eventBuffers: [CoalescingBuffer<KioskEvent>] { subscribers.withLock { Array($0.events.values) } }
 
     /// The buffers of the product's open status streams (for tests).
-    func statusBuffers(of productID: String) -> [StatusBuffer] {
-        statusSubscribers.withLock { subscribers in subscribers.buffers[productID].map { Array($0.values) } ?? [] }
-    }
-
-    private func removeStatus(_ key: UUID, of productID: String) {
-        statusSubscribers.withLock { subscribers in
-            subscribers.buffers[productID]?[key] = nil
-            if subscribers.buffers[productID]?.isEmpty == true { subscribers.buffers[productID] = nil }
-        }
-    }
-
-    /// A new stream receiving every event from now on.
-    func subscribe() -> AsyncStream<KioskEvent> {
-        let (stream, continuation) = AsyncStream<KioskEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
-        let key = UUID()
-        subscribers.withLock { $0[key] = continuation }
-        continuation.onTermination = { [weak self] _ in
-            self?.subscribers.withLock { $0[key] = nil }
-        }
-        return stream
+    func statusBuffers(of productID: String) -> [CoalescingBuffer<ProductStatus>] {
+        subscribers.withLock { subscribers in subscribers.statuses[productID].map { Array($0.values) } ?? [] }
     }
 
     func send(_ event: KioskEvent) {
-        let all = subscribers.withLock { Array($0.values) }
-        for continuation in all { continuation.yield(event) }
-        guard let (status, isProgress) = ProductStatus.after(event) else { return }
         let productID = event.productID
-        let buffers = statusSubscribers.withLock { subscribers in
-            let buffers = subscribers.buffers[productID].map { Array($0.values) } ?? []
+        let status = ProductStatus.after(event)
+        let (events, statuses) = subscribers.withLock { subscribers in
+            let statuses = subscribers.statuses[productID].map { Array($0.values) } ?? []
             // A final status ends these streams: they leave the broadcaster (their buffers end once read).
-            if status.isFinal { subscribers.buffers[productID] = nil }
-            return buffers
+            if status?.status.isFinal == true { subscribers.statuses[productID] = nil }
+            return (Array(subscribers.events.values), statuses)
         }
-        for buffer in buffers { buffer.push(status, isProgress: isProgress) }
+        let isProgress = if case .progress = event { true } else { false }
+        for buffer in events { buffer.push(event, key: productID, isProgress: isProgress) }
+        guard let (status, isProgress) = status else { return }
+        for buffer in statuses { buffer.push(status, key: productID, isProgress: isProgress, isFinal: status.isFinal) }
     }
 
+    /// Ends every stream once its pending elements are read; later streams end at once.
     func finish() {
-        let all = subscribers.withLock { subscribers in
-            defer { subscribers.removeAll() }
-            return Array(subscribers.values)
+        let buffers = subscribers.withLock { subscribers in
+            defer { subscribers = Subscribers(isFinished: true) }
+            return (Array(subscribers.events.values), subscribers.statuses.values.flatMap(\.values))
         }
-        for continuation in all { continuation.finish() }
-        let buffers = statusSubscribers.withLock { subscribers in
-            defer { subscribers = ([:], true) }
-            return subscribers.buffers.values.flatMap(\.values)
-        }
-        for buffer in buffers { buffer.finish() }
+        for buffer in buffers.0 { buffer.finish() }
+        for buffer in buffers.1 { buffer.finish() }
+    }
+}
+
+/// The reading end of one stream: it ends its buffer and unregisters it when the reader is cancelled, and when the
+/// stream is released without being read to its end (`AsyncStream(unfolding:)` then releases its closure, and this).
+private final class Subscription<Element: Sendable>: Sendable {
+    let buffer: CoalescingBuffer<Element>
+    private let unregister: @Sendable () -> Void
+
+    init(buffer: CoalescingBuffer<Element>, unregister: @escaping @Sendable () -> Void) {
+        self.buffer = buffer
+        self.unregister = unregister
+    }
+
+    deinit { end() }
+
+    func end() {
+        buffer.finish()
+        unregister()
     }
 }

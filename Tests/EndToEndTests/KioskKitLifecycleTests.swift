@@ -87,9 +87,12 @@ struct KioskKitLifecycleTests {
     @Test func everyCallAfterCloseThrowsClientClosedAndReadsKeepTheLastState() async throws {
         try await TestServer.with { server in
             let purchase = try await server.buy(Sample.book)
-            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory())
+            let root = server.makeScratchDirectory()
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
             _ = try await client.enqueue(productID: Sample.book, receipt: purchase.receiptData)
             let content = try await client.waitUntilInstalled(productID: Sample.book)
+            let catalog = try await client.products().products
+            let downloads = await client.downloads
             await client.close()
             await client.close()  // twice is fine
 
@@ -99,8 +102,18 @@ struct KioskKitLifecycleTests {
             await #expect(throws: closed) { try await client.products(ids: [Sample.book]) }
             await #expect(throws: closed) { try await client.verify(proof) }
             await #expect(throws: closed) { try await client.verifyReceipt(purchase.receiptData) }
+            await #expect(throws: closed) { try await client.availableUpdates() }
             await #expect(throws: closed) { try await client.restore(proof: proof) }
+            await #expect(throws: closed) { try await client.restore(receipt: purchase.receiptData) }
             await #expect(throws: closed) { try await client.enqueue(productID: Sample.levels, proof: proof) }
+            await #expect(throws: closed) {
+                try await client.enqueue(productID: Sample.levels, receipt: purchase.receiptData)
+            }
+            await #expect(throws: closed) {
+                try await client.enqueue(productID: Sample.levels, receipt: Data(purchase.receiptData.utf8))
+            }
+            await #expect(throws: closed) { try await client.ensureInstalled(productID: Sample.book, proof: proof) }
+            await #expect(throws: closed) { try await client.ensureInstalled(productID: Sample.levels, proof: proof) }
             await #expect(throws: closed) { try await client.pause(Sample.book) }
             await #expect(throws: closed) { try await client.resume(Sample.book) }
             await #expect(throws: closed) { try await client.cancel(Sample.book) }
@@ -110,9 +123,27 @@ struct KioskKitLifecycleTests {
                 try await client.moveContentOutOfCaches(productID: Sample.book, to: server.makeScratchDirectory())
             }
             await #expect(throws: closed) { try await client.waitUntilInstalled(productID: Sample.book) }
-            // Reads answer the last known state; the calls without results do nothing.
+            // Reads answer the last known state, without reading the disk or writing the journal again (another
+            // client may own the cache root by now): content deleted after close is still reported.
+            let journal = root.appendingPathComponent("journal.json")
+            let journaled = try Data(contentsOf: journal)
+            try FileManager.default.removeItem(at: content.directory)
             #expect(await client.installedContent(for: Sample.book) == content)
+            #expect(await client.installedContent() == [content])
             #expect(await client.download(for: Sample.book)?.state == .finished)
+            #expect(await client.downloads == downloads)
+            #expect(await client.cachedProducts == catalog)
+            #expect(try Data(contentsOf: journal) == journaled)
+            // Streams taken after close end at once; a status stream first gives the last known status.
+            var events = client.events.makeAsyncIterator()
+            #expect(await events.next() == nil)
+            var status = await client.statusUpdates(for: Sample.book).makeAsyncIterator()
+            #expect(await status.next() == .installed(content))
+            #expect(await status.next() == nil)
+            var notQueued = await client.statusUpdates(for: Sample.levels).makeAsyncIterator()
+            #expect(await notQueued.next() == .notQueued)
+            #expect(await notQueued.next() == nil)
+            // The calls without results do nothing.
             await client.pauseAll()
             await client.resumeAll()
             await client.cancelAll()

@@ -80,4 +80,87 @@ struct StatusUpdatesTests {
         #expect(await late.next() == .notQueued)
         #expect(await late.next() == nil)
     }
+
+    @Test func aSlowReaderOfEventsLosesNoStateChangeAndStaysBounded() async throws {
+        let broadcaster = EventBroadcaster()
+        var iterator = broadcaster.subscribe().makeAsyncIterator()
+        let buffer = try #require(broadcaster.eventBuffers.first)
+        let products = (0..<10).map { "p\($0)" }
+        var read: [KioskEvent] = []
+        var sent: [KioskEvent] = []
+        var largest = 0
+        var sentStateChanges = 0
+        // 10,000 progress events over 10 products, and 100 state changes (one every 100 progress events, each product
+        // in turn); the reader takes one event per 250 sent.
+        for index in 0..<10_000 {
+            let product = products[index % products.count]
+            broadcaster.send(
+                .progress(
+                    DownloadSnapshot(
+                        productID: product, state: .active,
+                        progress: DownloadProgress(bytesWritten: Int64(index + 1), bytesExpected: 100_000))))
+            if index % 100 == 99 {
+                let state: DownloadState = sentStateChanges.isMultiple(of: 2) ? .paused(.user) : .active
+                let change = KioskEvent.stateChanged(
+                    DownloadSnapshot(productID: products[sentStateChanges % products.count], state: state))
+                sent.append(change)
+                broadcaster.send(change)
+                sentStateChanges += 1
+            }
+            largest = max(largest, buffer.pendingCount)
+            // The bound: per product, at most one progress element before and after each of its state changes not
+            // read yet.
+            let unreadStateChanges =
+                sent.count - read.filter { if case .stateChanged = $0 { true } else { false } }.count
+            #expect(buffer.pendingCount <= products.count + 2 * unreadStateChanges)
+            if index % 250 == 249, let next = await iterator.next() { read.append(next) }
+        }
+        broadcaster.finish()
+        while let next = await iterator.next() { read.append(next) }
+
+        #expect(sentStateChanges == 100)
+        #expect(read.filter { if case .stateChanged = $0 { true } else { false } } == sent)
+        #expect(largest <= products.count + 2 * 100)
+        // Each product's progress arrives in order and ends with its last value.
+        for (offset, product) in products.enumerated() {
+            let written = read.compactMap { event -> Int64? in
+                guard case .progress(let snapshot) = event, snapshot.productID == product else { return nil }
+                return snapshot.progress.bytesWritten
+            }
+            #expect(written == written.sorted())
+            #expect(written.last == Int64(9_990 + offset + 1))
+        }
+        // Progress of a product never moves ahead of a state change of the same product sent before it.
+        for product in products {
+            var lastChangeIndex = -1
+            for event in read {
+                if case .stateChanged(let snapshot) = event, snapshot.productID == product {
+                    lastChangeIndex = sent.firstIndex(of: event) ?? lastChangeIndex
+                }
+                if case .progress(let snapshot) = event, snapshot.productID == product {
+                    // Progress `n` was sent after state change number `(n - 1) / 100 - 1`, before the next ones.
+                    let before = Int(snapshot.progress.bytesWritten - 1) / 100 - 1
+                    #expect(before >= lastChangeIndex)
+                }
+            }
+        }
+        #expect(broadcaster.eventBuffers.isEmpty)
+    }
+
+    @Test func anEventStreamEndsWhenReleasedOrLate() async {
+        let broadcaster = EventBroadcaster()
+        var released: AsyncStream<KioskEvent>? = broadcaster.subscribe()
+        var status: AsyncStream<ProductStatus>? = broadcaster.subscribeStatus(of: "p1", initial: .notQueued)
+        #expect(broadcaster.eventBuffers.count == 1 && broadcaster.statusBuffers(of: "p1").count == 1)
+        released = nil
+        status = nil
+        #expect(released == nil && status == nil)
+        // Released unread: nothing stays registered, nothing accumulates.
+        #expect(broadcaster.eventBuffers.isEmpty && broadcaster.statusBuffers(of: "p1").isEmpty)
+
+        broadcaster.finish()
+        var late = broadcaster.subscribe().makeAsyncIterator()
+        #expect(await late.next() == nil)
+        #expect(broadcaster.eventBuffers.isEmpty)
+    }
 }

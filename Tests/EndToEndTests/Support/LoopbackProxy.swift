@@ -9,7 +9,8 @@ import Synchronization
 
 /// A TCP relay from an ephemeral loopback port to another loopback port, counting the bytes that cross it each way:
 /// what a client costs on the wire, headers and all. It can also play a bad network: cut every connection once it
-/// has carried a number of bytes to the client, or flip one byte in the body of one partial response (206).
+/// has carried a number of bytes to the client, or flip one byte in the body of one partial response (206). It can
+/// keep what clients send, to read the heads of their requests (``requestHeads``).
 ///
 /// One thread accepts; each connection gets one thread per direction. It serves until ``stop()``.
 final class LoopbackProxy: Sendable {
@@ -24,16 +25,25 @@ final class LoopbackProxy: Sendable {
     private let counters = Mutex<(toServer: Int, toClient: Int, connections: Int, cuts: Int)>((0, 0, 0, 0))
     /// Partial responses seen so far, and the `Content-Range` of the first one corrupted.
     private let partials = Mutex<(seen: Int, corrupted: String?)>((0, nil))
+    /// Whether the bytes to the server are kept (``requestHeads``).
+    private let recordsRequests: Bool
+    /// The bytes sent to the server so far, by connection (numbered from 1), when ``recordsRequests``.
+    private let sentToServer = Mutex<[Int: [UInt8]]>([:])
 
     /// A proxy to `127.0.0.1:upstreamPort` that cuts each connection (both ways, at once) once it has carried
     /// `cutAfter` bytes to the client, and flips the middle byte of the body of the 206 responses it relays whose
-    /// number (from 1) is in `corruptPartialResponses` (`5..<6`: the fifth only).
-    init(to upstreamPort: Int, cutAfter: Int? = nil, corruptPartialResponses: Range<Int>? = nil) throws {
+    /// number (from 1) is in `corruptPartialResponses` (`5..<6`: the fifth only). With `recordsRequests`, it keeps
+    /// the bytes sent to the server, for ``requestHeads``.
+    init(
+        to upstreamPort: Int, cutAfter: Int? = nil, corruptPartialResponses: Range<Int>? = nil,
+        recordsRequests: Bool = false
+    ) throws {
         let (fd, port) = try RawHTTP.listenOnLoopback()
         listener = fd
         self.upstreamPort = upstreamPort
         self.cutAfter = cutAfter
         self.corruptPartialResponses = corruptPartialResponses
+        self.recordsRequests = recordsRequests
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
@@ -49,6 +59,29 @@ final class LoopbackProxy: Sendable {
     var cuts: Int { counters.withLock { $0.cuts } }
     /// The `Content-Range` of the first partial response whose body got a flipped byte, once it went through.
     var corruptedRange: String? { partials.withLock { $0.corrupted } }
+
+    /// The heads (request line and header lines, `\r\n`-separated) of the requests clients sent so far, connection by
+    /// connection, each connection's in order; empty unless made with `recordsRequests`. A request's body is skipped
+    /// by its `Content-Length`.
+    var requestHeads: [String] {
+        let streams = sentToServer.withLock { $0.sorted { $0.key < $1.key }.map(\.value) }
+        let separator: [UInt8] = Array("\r\n\r\n".utf8)
+        return streams.flatMap { bytes -> [String] in
+            var heads: [String] = []
+            var start = 0
+            while let end = bytes[start...].firstRange(of: separator) {
+                let head = String(decoding: bytes[start..<end.lowerBound], as: UTF8.self)
+                heads.append(head)
+                let length = head.split(separator: "\r\n").lazy.compactMap { line -> Int? in
+                    let parts = line.split(separator: ":", maxSplits: 1)
+                    guard parts.count == 2, parts[0].lowercased() == "content-length" else { return nil }
+                    return Int(parts[1].trimmingCharacters(in: .whitespaces))
+                }.first
+                start = min(bytes.count, end.upperBound + (length ?? 0))
+            }
+            return heads
+        }
+    }
 
     /// Stops accepting; connections in progress end when either side closes.
     func stop() {
@@ -69,10 +102,15 @@ final class LoopbackProxy: Sendable {
                 if server >= 0 { close(server) }
                 continue
             }
-            counters.withLock { $0.connections += 1 }
+            let connection = counters.withLock {
+                $0.connections += 1
+                return $0.connections
+            }
             let pair = Pair(client: client, server: server)
-            Thread { [self] in pump(from: client, to: server, toServer: true, pair: pair) }.start()
-            Thread { [self] in pump(from: server, to: client, toServer: false, pair: pair) }.start()
+            Thread { [self] in pump(from: client, to: server, toServer: true, pair: pair, connection: connection) }
+                .start()
+            Thread { [self] in pump(from: server, to: client, toServer: false, pair: pair, connection: connection) }
+                .start()
         }
     }
 
@@ -98,7 +136,7 @@ final class LoopbackProxy: Sendable {
         }
     }
 
-    private func pump(from source: Int32, to target: Int32, toServer: Bool, pair: Pair) {
+    private func pump(from source: Int32, to target: Int32, toServer: Bool, pair: Pair, connection: Int) {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var budget = toServer ? Int.max : (cutAfter ?? Int.max)
         var scanner = corruptPartialResponses == nil || toServer ? nil : ResponseScanner()
@@ -128,6 +166,9 @@ final class LoopbackProxy: Sendable {
             }
             counters.withLock {
                 if toServer { $0.toServer += count } else { $0.toClient += count }
+            }
+            if toServer, recordsRequests {
+                sentToServer.withLock { $0[connection, default: []] += buffer[0..<count] }
             }
             var sent = 0
             while sent < count {

@@ -9,6 +9,17 @@ func createClient() async throws -> KioskClient {
     return kiosk
 }
 
+/// README, "Adding KioskKit": a client with the app's session settings.
+func createClientWithSessionSettings() async throws -> KioskClient {
+    let session = URLSessionConfiguration.default
+    session.httpAdditionalHeaders = ["X-App-Build": "4711"]  // every request: catalog, receipts, grants, content
+    var configuration = KioskClient.Configuration()
+    configuration.sessionConfiguration = session
+    let kiosk = try await KioskClient(
+        serverURL: URL(string: "https://kiosk.example.com")!, configuration: configuration)
+    return kiosk
+}
+
 /// README, "The catalog".
 func listCatalog(kiosk: KioskClient) async throws {
     let catalog = try await kiosk.products(ids: ["com.example.kiosk.magazine.2026-11", "com.example.typo"])
