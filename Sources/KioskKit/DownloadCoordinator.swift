@@ -45,6 +45,16 @@ struct Download: Sendable {
     /// Applies a change of the grant or of the files.
     mutating func apply(_ change: DownloadChange) { stored.apply(change) }
 
+    /// Applies a checkpoint of the engine: its changes, a verified file counted by the machine, and the size the
+    /// grant gives.
+    mutating func apply(checkpoint changes: [DownloadChange]) {
+        for change in changes {
+            stored.apply(change)
+            if case .verified = change { machine.fileVerified() }
+        }
+        if let total = stored.grant?.totalLength { progress.bytesExpected = total }
+    }
+
     /// Takes a new proof of purchase and priority (the product was enqueued again).
     mutating func update(proof: PurchaseProof, priority: DownloadPriority) {
         stored.proof = proof
@@ -304,13 +314,10 @@ struct DownloadCoordinator: Sendable {
     /// follows: a checkpoint is progress, so the attempt count starts over. Ignored once the download is cancelled
     /// (its grant and bytes are gone).
     mutating func checkpoint(_ id: DownloadID, _ changes: [DownloadChange]) -> ([JournalEntry], [Action]) {
-        guard var download = downloads[id], download.state != .cancelled else { return ([], []) }
-        for change in changes {
-            download.apply(change)
-            if case .verified = change { download.machine.fileVerified() }
-        }
-        if let total = download.record.grant?.totalLength { download.progress.bytesExpected = total }
-        downloads[id] = download
+        guard downloads[id].map({ $0.state != .cancelled }) == true else { return ([], []) }
+        // In place, never on a copy: a copy would make each change copy the download's per-file sets, which grow
+        // with the product's files (O(files) per checkpoint).
+        downloads[id]?.apply(checkpoint: changes)
         return (changes.map { .changed(id: id, $0) }, madeProgress(id))
     }
 
