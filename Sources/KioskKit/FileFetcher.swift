@@ -133,7 +133,8 @@ final class FileFetcher: Sendable {
         timeout: TimeInterval, maximumConnections: Int, writerFactory: FileWriterFactory,
         sessionConfiguration: URLSessionConfiguration? = nil
     ) {
-        let configuration = URLSessionConfiguration.kiosk(base: sessionConfiguration, timeout: timeout)
+        let configuration = URLSessionConfiguration.kiosk(
+            base: sessionConfiguration, timeout: timeout, cookies: false)
         configuration.httpMaximumConnectionsPerHost = maximumConnections
         let router = TransferRouter()
         let queue = OperationQueue()

@@ -42,8 +42,8 @@ public actor KioskClient {
         /// created.
         ///
         /// Kept from it: `httpAdditionalHeaders`, the timeouts (``requestTimeout`` then does not apply), cookie
-        /// storage and policy, proxies, TLS settings. Replaced, because downloads need it: no URL cache
-        /// (`urlCache`, `requestCachePolicy`), the content session's `httpMaximumConnectionsPerHost` (set to
+        /// storage and policy (catalog, receipts and grants only), proxies, TLS settings. Replaced, because downloads
+        /// need it: no URL cache (`urlCache`, `requestCachePolicy`), no cookies on content requests, the content session's `httpMaximumConnectionsPerHost` (set to
         /// ``maximumConnections``), KioskKit's own delegate and delegate queues, and `Accept-Encoding: identity` on
         /// content requests. On Linux, Foundation ignores `waitsForConnectivity` and the cellular settings
         /// (`allowsCellularAccess`, `allowsExpensiveNetworkAccess`, `allowsConstrainedNetworkAccess`).

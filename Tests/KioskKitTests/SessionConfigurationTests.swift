@@ -39,6 +39,9 @@ struct SessionConfigurationTests {
             #expect(session.requestCachePolicy == .reloadIgnoringLocalCacheData)
         }
         #expect(fetcher.session.configuration.httpMaximumConnectionsPerHost == 8)
+        // Cookies on content requests only when the app's policy says so for its own sessions: never on content.
+        #expect(api.session.configuration.httpShouldSetCookies == app.httpShouldSetCookies)
+        #expect(fetcher.session.configuration.httpShouldSetCookies == false)
         // The app's object is copied, never changed.
         #expect(app.urlCache != nil)
         #expect(app.httpMaximumConnectionsPerHost == 1)
@@ -51,6 +54,8 @@ struct SessionConfigurationTests {
         let session = fetcher.session.configuration
         #expect(session.timeoutIntervalForRequest == 23)
         #expect(session.httpCookieStorage == nil)
+        #expect(session.httpCookieAcceptPolicy == .never)
+        #expect(session.httpShouldSetCookies == false)
         #expect(session.urlCache == nil)
         #expect(session.httpMaximumConnectionsPerHost == 3)
     }
