@@ -128,10 +128,16 @@ public struct KioskHTTPServer: Sendable {
                 maxInstallations: configuration.maxInstallations, now: now)
         ).register(on: router)
         NotificationRoutes(processor: notifications).register(on: router)
+        let contentAccess = ContentAccess(
+            catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations,
+            metrics: metrics, now: now)
+        PackRoutes(
+            access: contentAccess, metrics: metrics,
+            evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
+            chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout, now: now
+        ).register(on: router)
         ContentRoutes(
-            access: ContentAccess(
-                catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations,
-                metrics: metrics, now: now),
+            access: contentAccess,
             metrics: metrics,
             evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
             chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout,

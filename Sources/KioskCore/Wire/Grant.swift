@@ -104,11 +104,14 @@ public struct Grant: Codable, Sendable, Hashable {
     /// How the files' ``GrantFile/chunks`` were cut; present when any file has chunks. A client that does not
     /// support ``ChunkingParameters/algorithm`` ignores the chunks and verifies whole files.
     public var chunking: ChunkingParameters?
+    /// The version's files as one resource, concatenated in ``files`` order, so that many small files come in a
+    /// few ranged requests; present when the version has two files or more and the server serves packs.
+    public var pack: GrantPack?
 
     /// Creates a grant.
     public init(
         productID: String, contentVersion: String, totalLength: Int64, expiresAt: Date, token: String,
-        files: [GrantFile], chunking: ChunkingParameters? = nil
+        files: [GrantFile], chunking: ChunkingParameters? = nil, pack: GrantPack? = nil
     ) {
         self.productID = productID
         self.contentVersion = contentVersion
@@ -117,6 +120,7 @@ public struct Grant: Codable, Sendable, Hashable {
         self.token = token
         self.files = files
         self.chunking = chunking
+        self.pack = pack
     }
 
     enum CodingKeys: String, CodingKey {
@@ -124,6 +128,22 @@ public struct Grant: Codable, Sendable, Hashable {
         case contentVersion = "content_version"
         case totalLength = "total_length"
         case expiresAt = "expires_at"
-        case token, files, chunking
+        case token, files, chunking, pack
+    }
+}
+
+/// A version's pack: the bytes of its files, one after the other in the grant's ``Grant/files`` order, served at
+/// ``url`` with the grant's token like a file (ranges, `If-Range`, a strong `ETag`). The file at index `i` starts at
+/// the sum of the lengths of the files before it.
+public struct GrantPack: Codable, Sendable, Hashable {
+    /// The pack's path on the server, e.g. `/v1/packs/<product_id>/<content_version>`.
+    public var url: String
+    /// Its length: the grant's ``Grant/totalLength``.
+    public var length: Int64
+
+    /// A pack of `length` bytes at `url`.
+    public init(url: String, length: Int64) {
+        self.url = url
+        self.length = length
     }
 }

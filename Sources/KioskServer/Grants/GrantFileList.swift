@@ -13,15 +13,26 @@ struct GrantFileList: Sendable {
     /// The grant's ``Grant/chunking``: the parameters the chunks were cut with when any file has chunks, else nil
     /// (and the grant is as it was before chunks).
     let chunking: ChunkingParameters?
+    /// The version's pack: where each file starts in it, and its validators.
+    let pack: ProductPack
 
     /// The bytes this list keeps in memory.
-    var byteCount: Int { json.readableBytes + deflated.deflated.readableBytes }
+    var byteCount: Int { json.readableBytes + deflated.deflated.readableBytes + pack.offsets.count * 8 }
 
     /// Encodes and compresses the files of `product`'s current version.
     init(product: CatalogProduct) throws {
         json = try Self.encode(Self.files(of: product))
         deflated = try DeflatedPart(compressing: json)
         chunking = product.files.contains { !$0.chunks.isEmpty } ? FileHashes.chunking : nil
+        pack = ProductPack(files: product.files, fileListJSON: json.readableBytesView)
+    }
+
+    /// The grant's ``Grant/pack``: for a version of two files or more.
+    func grantPack(for product: CatalogProduct) -> GrantPack? {
+        guard product.files.count > 1 else { return nil }
+        return GrantPack(
+            url: GrantService.packURL(product: product.info.productID, version: product.info.contentVersion),
+            length: pack.length)
     }
 
     /// The bytes `KioskJSON.encode(files)` gives, written directly: a third of JSONEncoder's time (30 ms against

@@ -42,12 +42,7 @@ struct ContentAccess: Sendable {
             throw .token(refusal)
         }
         let file = try Self.resolve(path, in: catalog.snapshot)
-        let location = file.absolutePath
-        if FileIdentity(atPath: location) == file.identity,
-            let opened = await catalog.openFiles.open(file, of: path.productID, at: location)
-        {
-            return opened
-        }
+        if let opened = await open(file, of: path.productID) { return opened }
         // The file changed on disk since the catalog was built: reload and answer from the new manifest.
         let reloaded = try Self.resolve(path, in: await catalog.reload())
         guard let opened = await catalog.openFiles.open(reloaded, of: path.productID, at: reloaded.absolutePath) else {
@@ -55,6 +50,38 @@ struct ContentAccess: Sendable {
             throw .fileChanging(productID: path.productID, path: path.filePath)
         }
         return opened
+    }
+
+    /// The product version and pack a pack request names, if `claims` open that version and the catalog serves it.
+    /// Throws a ``ContentRefusal``, or the error of encoding the version's file list (once per version).
+    func pack(productID: String, version: String, for claims: GrantClaims) throws
+        -> (product: CatalogProduct, pack: ProductPack)
+    {
+        if let refusal = GrantSigner.checkScope(claims, productID: productID, contentVersion: version) {
+            throw ContentRefusal.token(refusal)
+        }
+        let snapshot = catalog.snapshot
+        guard let product = snapshot.products[productID] else { throw ContentRefusal.unknownProduct(productID) }
+        guard product.info.contentVersion == version else {
+            throw ContentRefusal.versionGone(productID: productID, version: version)
+        }
+        return (product, try snapshot.grantFiles.list(for: product).pack)
+    }
+
+    /// One file of a pack being sent, opened: `nil` when it is no longer the file the catalog hashed (the catalog
+    /// then reloads, and the pack's answer stops short: its client verifies each file and asks again).
+    func packFile(_ file: ManifestFile, of productID: String) async -> OpenContentFile? {
+        if let opened = await open(file, of: productID) { return opened }
+        _ = await catalog.reload()
+        return nil
+    }
+
+    /// `file`, opened (from the cache when it was served before), if it is still the file the catalog hashed: one
+    /// `lstat` of its path.
+    private func open(_ file: ManifestFile, of productID: String) async -> OpenContentFile? {
+        let location = file.absolutePath
+        guard FileIdentity(atPath: location) == file.identity else { return nil }
+        return await catalog.openFiles.open(file, of: productID, at: location)
     }
 
     private static func resolve(_ path: ContentPath, in snapshot: CatalogSnapshot) throws(ContentRefusal)

@@ -87,7 +87,7 @@ struct GrantService: Sendable {
             fields: Grant(
                 productID: product.info.productID, contentVersion: product.info.contentVersion,
                 totalLength: product.contentLength, expiresAt: expiresAt, token: token, files: [],
-                chunking: files.chunking),
+                chunking: files.chunking, pack: files.grantPack(for: product)),
             files: files)
         logger.info(
             "grant issued",
@@ -116,6 +116,9 @@ struct GrantService: Sendable {
                 $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
             }
     }
+
+    /// The path of a version's pack (``GrantPack``). Product IDs and versions are made of URL-safe characters.
+    static func packURL(product: String, version: String) -> String { "/v1/packs/\(product)/\(version)" }
 
     /// `/v1/content/<product>/<version>/<path>` with each path segment percent-encoded.
     static func contentURL(product: String, version: String, path: String) -> String {

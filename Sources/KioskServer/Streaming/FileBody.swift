@@ -33,20 +33,27 @@ struct FileBody {
         ResponseBody(contentLength: Int(contentLength)) { writer in
             metrics.activeStreams.increment()
             defer { metrics.activeStreams.decrement() }
-            let handle = try file.duplicateHandle()
-            defer { try? handle.close() }
-            var faults = faults
-            if faults == nil, let channel {
-                do {
-                    try await sendThroughSink(segments, handle: handle, sink: FileRegionSink(channel: channel))
-                    return try await writer.finish(nil)
-                } catch is FileRegionSink.Unavailable {
-                    // No HTTP/1 encoder, and nothing written yet: stream through the writer.
-                }
-            }
-            try await streamChunks(segments, handle: handle, writer: &writer, faults: &faults)
+            try await write(segments, to: &writer, faults: faults)
             try await writer.finish(nil)
         }
+    }
+
+    /// Writes `segments` of the file into a body being sent, without finishing it (a pack sends pieces of several
+    /// files in one body).
+    func write(_ segments: [Segment], to writer: inout any ResponseBodyWriter, faults: FaultyBodyWriter? = nil)
+        async throws
+    {
+        let handle = try file.duplicateHandle()
+        defer { try? handle.close() }
+        var faults = faults
+        if faults == nil, let channel {
+            do {
+                return try await sendThroughSink(segments, handle: handle, sink: FileRegionSink(channel: channel))
+            } catch is FileRegionSink.Unavailable {
+                // No HTTP/1 encoder, and nothing written yet: stream through the writer.
+            }
+        }
+        try await streamChunks(segments, handle: handle, writer: &writer, faults: &faults)
     }
 
     private func sendThroughSink(_ segments: [Segment], handle: NIOFileHandle, sink: FileRegionSink) async throws {

@@ -106,20 +106,10 @@ struct ContentRoutes {
             headers[.lastModified] = HTTPDate.format(representation.lastModified)
         }
         // RFC 9110 §13.2.2: the preconditions, against the validators sent, before Range and If-Range.
-        let preconditions = RequestPreconditions(
-            ifMatch: request.headers[.ifMatch], ifNoneMatch: request.headers[.ifNoneMatch],
-            ifModifiedSince: request.headers[.ifModifiedSince], ifUnmodifiedSince: request.headers[.ifUnmodifiedSince])
-        switch preconditions.evaluate(for: representation, now: currentTime) {
-        case .proceed:
-            break
-        case .notModified:
-            // What a 200 would carry, without a body (RFC 9110 §15.4.5).
-            return Response(status: .notModified, headers: headers)
-        case .preconditionFailed(let field):
-            throw APIError(
-                .preconditionFailed,
-                "The \(field.rawValue) precondition does not hold for the current file (ETag "
-                    + "\(representation.entityTag.headerValue), last modified \(headers[.lastModified] ?? "")).")
+        if let answer = try RequestPreconditions.answer(
+            to: request, representation: representation, headers: headers, now: currentTime)
+        {
+            return answer
         }
         let contentType = opened.contentType
         let range = faults.map { $0.range(request.headers[.range], isHead: isHead) } ?? request.headers[.range]
