@@ -140,6 +140,9 @@ struct DownloadEngine: Sendable {
     var connectionsPerFile = 4
     /// The transfer blocks of chunk requests, reused from chunk to chunk (see ``TransferBlocks``).
     let rangeBlocks = BlockPool()
+    /// The transfer blocks of pack runs: smaller, because a run's files are written, verified and journaled as
+    /// each block is written, so a run cut short on a slow link keeps all but its last block's files.
+    let packBlocks = BlockPool(blockSize: PackPlan.blockSize)
 
     /// Downloads and installs `work.productID`, first asking for a new grant when `renewingGrant` or when the work's
     /// grant is not trusted. Returns the installed content.
@@ -176,11 +179,35 @@ struct DownloadEngine: Sendable {
         // (their bytes are kept), then the run ends for the coordinator to decide about a new grant.
         let tally = ProgressTally(verified: work.verifiedBytes, expected: grant.totalLength, report: hooks.progress)
         var renewal: GrantNeed?
-        try await withThrowingTaskGroup(of: FileOutcome.self) { group in
-            var next = grant.files.makeIterator()
+        // Runs of small files with nothing on disk yet come from the pack, one request per run.
+        let packURL = try PackPlan.path(of: grant).map { try api.url($0) }
+        let packOffsets = packURL == nil ? [] : PackPlan.offsets(of: grant.files)
+        let isPackable = { (file: GrantFile) -> Bool in
+            file.length <= PackPlan.maximumFileLength && !work.verifiedPaths.contains(file.path)
+                && GrantValidation.chunks(of: file, in: grant) == nil && onDisk[file.path] == nil
+                && onDisk[file.path + ".part"] == nil
+        }
+        try await withThrowingTaskGroup(of: [FileOutcome].self) { group in
+            var index = 0
             var running = 0
             while true {
-                while running < budget.limit, renewal == nil, let file = next.next() {
+                while running < budget.limit, renewal == nil, index < grant.files.count {
+                    if let packURL, let run = PackPlan.run(from: index, in: grant.files, isPackable: isPackable) {
+                        for file in grant.files[run] {
+                            try createDirectory(
+                                layout.partFile(productID: work.productID, path: file.path).deletingLastPathComponent(),
+                                known: &folders)
+                        }
+                        let job = PackJob(
+                            files: Array(grant.files[run]), start: packOffsets[run.lowerBound], url: packURL,
+                            grant: grant, grantReceivedAt: work.grantReceivedAt, productID: work.productID)
+                        group.addTask { await fetchPack(job, tally: tally, hooks: hooks) }
+                        running += 1
+                        index = run.upperBound
+                        continue
+                    }
+                    let file = grant.files[index]
+                    index += 1
                     guard !work.verifiedPaths.contains(file.path) else { continue }
                     let folder = layout.partFile(productID: work.productID, path: file.path)
                         .deletingLastPathComponent()
@@ -191,24 +218,28 @@ struct DownloadEngine: Sendable {
                         finalSize: onDisk[file.path], partSize: onDisk[file.path + ".part"] ?? 0,
                         verifiedChunks: work.verifiedChunks[file.path] ?? [],
                         verifiedChunkBytes: work.verifiedChunkLength(of: file))
-                    group.addTask { await fetchAndVerify(job, tally: tally, hooks: hooks) }
+                    group.addTask { [await fetchAndVerify(job, tally: tally, hooks: hooks)] }
                     running += 1
                 }
-                guard let outcome = try await group.next() else { break }
+                guard let outcomes = try await group.next() else { break }
                 running -= 1
-                for change in outcome.changes { work.record(change, file: outcome.file) }
-                switch outcome.error {
-                case nil:
-                    break
-                case let error as KioskError where error.needsNewGrant:
-                    // Token expired or version gone: a new grant keeps every byte still valid (GrantRenewal).
-                    renewal = renewal ?? .refused(error)
-                case EngineSignal.needsNewGrant(let reason)?:
-                    // Bytes that did not match: the new grant tells whether the file changed on the server.
-                    renewal = renewal ?? reason
-                case let error?:
-                    throw error
+                var failure: (any Error)?
+                for outcome in outcomes {
+                    for change in outcome.changes { work.record(change, file: outcome.file) }
+                    switch outcome.error {
+                    case nil:
+                        break
+                    case let error as KioskError where error.needsNewGrant:
+                        // Token expired or version gone: a new grant keeps every byte still valid (GrantRenewal).
+                        renewal = renewal ?? .refused(error)
+                    case EngineSignal.needsNewGrant(let reason)?:
+                        // Bytes that did not match: the new grant tells whether the file changed on the server.
+                        renewal = renewal ?? reason
+                    case let error?:
+                        failure = failure ?? error
+                    }
                 }
+                if let failure { throw failure }
             }
         }
         if let renewal { throw EngineSignal.needsNewGrant(reason: renewal) }
@@ -602,10 +633,15 @@ struct FileJob: Sendable {
 /// once, never more than the connection budget.
 final class BlockPool: Sendable {
     private let free = Locked<[TransferBlocks]>([])
+    /// The size of each block.
+    let blockSize: Int
 
-    /// A set of blocks of ``TransferHandler/rangeBlockSize``: one given back, or a new one.
+    /// A pool of blocks of `blockSize` bytes.
+    init(blockSize: Int = TransferHandler.rangeBlockSize) { self.blockSize = blockSize }
+
+    /// A set of blocks of ``blockSize``: one given back, or a new one.
     func take() -> TransferBlocks {
-        free.withLock { $0.popLast() } ?? TransferBlocks(size: TransferHandler.rangeBlockSize)
+        free.withLock { $0.popLast() } ?? TransferBlocks(size: blockSize)
     }
 
     /// Gives a set back once its transfer is over.

@@ -131,17 +131,18 @@ public struct KioskHTTPServer: Sendable {
         let contentAccess = ContentAccess(
             catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations,
             metrics: metrics, now: now)
+        let faults = configuration.faults.map { FaultInjector(profile: $0, seed: configuration.faultsSeed) }
         PackRoutes(
             access: contentAccess, metrics: metrics,
             evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
-            chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout, now: now
+            chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout, faults: faults, now: now
         ).register(on: router)
         ContentRoutes(
             access: contentAccess,
             metrics: metrics,
             evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
             chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout,
-            faults: configuration.faults.map { FaultInjector(profile: $0, seed: configuration.faultsSeed) }, now: now
+            faults: faults, now: now
         ).register(on: router)
         if let faults = configuration.faults {
             logger.warning(

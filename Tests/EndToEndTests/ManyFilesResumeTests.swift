@@ -12,8 +12,9 @@ import Testing
 #endif
 
 /// A product of 5,000 small files against the real server (#16): `kill -9` of `kiosk get` at random points, then a
-/// resume; and a corrupted file fetched again alone. The server's own log counts the content requests per file
-/// (``ContentRequestLog``); the complete download is `ManyFilesTests.fiveThousandSmallFilesDownloadCompletelyAndVerified`.
+/// resume; and corrupted files fetched again alone. KioskKit fetches such files in runs from the product's pack; the
+/// server's own log counts the requests per file (``ContentRequestLog``: a pack request counts for every file its
+/// range covers); the complete download is `ManyFilesTests.fiveThousandSmallFilesDownloadCompletelyAndVerified`.
 @Suite("Many-file products: kills, resumes, corrupted files", .serialized, .timeLimit(.minutes(5)))
 struct ManyFilesResumeTests {
     typealias Support = KioskKitTestSupport
@@ -27,29 +28,39 @@ struct ManyFilesResumeTests {
     /// The URL path the server logs for a file of the product.
     static func urlPath(_ path: String) -> String { "/v1/content/\(product)/\(version)/\(path)" }
 
+    /// The product's pack, for the request log: its files in grant order (path order), 512 bytes each.
+    static let pack = ContentRequestLog.Pack(
+        path: "/v1/packs/\(product)/\(version)",
+        files: ManyFilesTests.paths(count: fileCount).sorted().map { (urlPath($0), 512) })
+
     @Test func killedTenTimesThenResumedLosesNoVerifiedFileAndFetchesNoneTwice() async throws {
         print("kill points: seed \(Self.seed) (KIOSK_KILL_SEED=\(Self.seed) repeats them)")
         var random = SplitMix64(seed: Self.seed)
-        let requests = ContentRequestLog()
-        try await TestServer.with(logger: requests.logger) { server in
+        let requests = ContentRequestLog(pack: Self.pack)
+        // Paced, so that a kill lands in the middle of the runs of files in flight.
+        try await TestServer.with(
+            logger: requests.logger, configure: { $0.faults = .spec(try! FaultSpec(parsing: "throttle=64KiB/s")) }
+        ) { server in
             let hashes = try await ManyFilesTests().publish(server, count: Self.fileCount, size: 512)
             let purchase = try await server.buy(Self.product)
             let cache = server.makeScratchDirectory()
             let layout = CacheLayout(root: cache)
+            // Two connections: each pack run in flight loses at most its last block (64 KiB) at a kill.
             let command = [
                 "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache", cache.path,
+                "--connections", "2",
             ]
             let input = Data(purchase.receiptData.utf8)
 
             // After each kill: the files the journal calls verified, and the requests for each file until then.
             var checkpoints: [(verified: Set<String>, counts: [String: Int])] = []
             for kill in 1...10 {
-                // Killed once the server has seen 1 to 400 more content requests (the 5 ms polling adds a few).
-                let requestsBefore = requests.total
-                let point = Int.random(in: 1...400, using: &random)
+                // Killed once the server has sent the bytes of 300 to 700 more files (the 5 ms polling adds a few).
+                let bytesBefore = server.contentBytesSent
+                let point = Int.random(in: 300...700, using: &random)
                 let outcome = try await ChildProcess.runKiosk(
-                    command, input: input, killWhen: { requests.total >= requestsBefore + point })
-                try #require(outcome.signal == SIGKILL, "kill \(kill) at +\(point) requests: \(outcome)")
+                    command, input: input, killWhen: { server.contentBytesSent >= bytesBefore + Int64(point * 512) })
+                try #require(outcome.signal == SIGKILL, "kill \(kill) at +\(point) files: \(outcome)")
                 // (A kill within the journal's first group commit leaves no download journaled: nothing verified.)
                 let verified = Journal(layout: layout).load().0.downloads.first?.verifiedPaths ?? []
                 // No verified file missing or wrong: each is in staging with the granted bytes.
@@ -57,8 +68,7 @@ struct ManyFilesResumeTests {
                     let staged = layout.stagedFile(productID: Self.product, path: path)
                     #expect(try Support.sha256(of: staged) == hashes[path], "kill \(kill): \(path)")
                 }
-                print(
-                    "kill \(kill): at +\(point) requests (\(requests.total) in all), \(verified.count) files verified")
+                print("kill \(kill): at +\(point) files (\(requests.total) requests), \(verified.count) files verified")
                 checkpoints.append((verified, requests.counts))
             }
             #expect(checkpoints.last!.verified.count < Self.fileCount)
@@ -83,20 +93,19 @@ struct ManyFilesResumeTests {
             }
             #expect(Set(counts.keys) == Set(hashes.keys.map(Self.urlPath)))
             let again = counts.values.filter { $0 > 1 }.count
-            print(
-                "content requests: \(requests.total) for \(Self.fileCount) files; \(again) files asked for more than once"
-            )
+            print("requests: \(requests.total) for \(Self.fileCount) files; \(again) files asked for more than once")
         }
     }
 
     @Test func aCorruptedFileIsFetchedAgainAlone() async throws {
-        // About ten files of the 5,000 corrupted; each once only (a server-wide `corrupt` hits a purchase's file once).
+        // One byte of every answer corrupted (about ten pack runs), each file once only: a server-wide `corrupt` hits
+        // a purchase's file once, whether in a pack or on its own, so the files fetched again come intact.
         print("corrupted files: seed \(Self.seed) (KIOSK_KILL_SEED=\(Self.seed) repeats them)")
-        let requests = ContentRequestLog()
+        let requests = ContentRequestLog(pack: Self.pack)
         try await TestServer.with(
             logger: requests.logger,
             configure: {
-                $0.faults = .spec(try! FaultSpec(parsing: "corrupt=random;p=0.002"))
+                $0.faults = .spec(try! FaultSpec(parsing: "corrupt=random"))
                 $0.faultsSeed = Self.seed
             }
         ) { server in

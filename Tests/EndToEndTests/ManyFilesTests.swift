@@ -13,13 +13,16 @@ struct ManyFilesTests {
 
     static let product = "com.example.kiosk.test.many"
 
+    /// The paths of the `count` files ``publish(_:count:size:)`` publishes, by index.
+    static func paths(count: Int) -> [String] { (0..<count).map { "Contents/folder-\($0 / 50)/file-\($0).bin" } }
+
     /// Publishes `count` files of `size` bytes, 50 to a folder.
     @discardableResult
     func publish(_ server: TestServer, count: Int, size: Int = 1024) async throws -> [String: String] {
         let block = Support.randomData(size + count)
         var files: [String: Data] = [:]
-        for index in 0..<count {
-            files["Contents/folder-\(index / 50)/file-\(index).bin"] = block.subdata(in: index..<(index + size))
+        for (index, path) in Self.paths(count: count).enumerated() {
+            files[path] = block.subdata(in: index..<(index + size))
         }
         return try await Support.publish(Self.product, version: "1.0", files: files, on: server)
     }

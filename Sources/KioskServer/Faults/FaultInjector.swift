@@ -49,8 +49,10 @@ public final class FaultInjector: Sendable {
     ///
     /// The profile corrupts a download at most once, as chaos does: a later response for the same purchase and
     /// file gets the spec's other faults but intact bytes, so that a correct client that fetches a damaged file
-    /// again succeeds. A per-request spec is the client's own choice and corrupts every time it asks.
-    func faults(requested: FaultSpec?, download: Int) -> FaultSpec? {
+    /// again succeeds. A per-request spec is the client's own choice and corrupts every time it asks. A `download`
+    /// of nil (a pack, whose body holds many files) leaves that rule to the caller, file by file
+    /// (``isFirstCorruption(of:)``).
+    func faults(requested: FaultSpec?, download: Int?) -> FaultSpec? {
         let profileSpec: FaultSpec
         if let requested {
             return isDrawn(requested.probability) ? requested : nil
@@ -62,7 +64,7 @@ public final class FaultInjector: Sendable {
         }
         guard isDrawn(profileSpec.probability) else { return nil }
         var spec = profileSpec
-        if spec.corrupt != nil, !isFirstCorruption(of: download) {
+        if spec.corrupt != nil, let download, !isFirstCorruption(of: download) {
             spec.corrupt = nil
             if spec.kinds.isEmpty { return nil }
         }
@@ -126,7 +128,9 @@ public final class FaultInjector: Sendable {
 
     /// Whether a server-wide fault may corrupt `download` (true once per download, until the memory of
     /// ``corruptedDownloadsLimit`` downloads starts over).
-    private func isFirstCorruption(of download: Int) -> Bool {
+    /// Whether `download` (``downloadKey(transactionID:path:)``) was never corrupted by a server-wide fault, and
+    /// records that it is now.
+    func isFirstCorruption(of download: Int) -> Bool {
         corruptedDownloads.withLockedValue { downloads in
             if downloads.count >= Self.corruptedDownloadsLimit { downloads.removeAll() }
             return downloads.insert(download).inserted

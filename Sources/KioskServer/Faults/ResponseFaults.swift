@@ -52,9 +52,14 @@ struct ResponseFaults {
     }
 
     /// The writer applying the byte-stream faults to a body of `length` bytes, or nil when none falls inside it
-    /// (the body then keeps the `sendfile` path).
-    func bodyWriter(length: Int64, channel: any Channel) -> FaultyBodyWriter? {
-        guard spec.altersBodyStream, let faults = injector.bodyFaults(spec, length: length) else { return nil }
+    /// (the body then keeps the `sendfile` path). `mayCorrupt` decides, given the body offset drawn, whether the
+    /// corruption happens (a pack's: once per purchase and file).
+    func bodyWriter(length: Int64, channel: any Channel, mayCorrupt: ((Int64) -> Bool)? = nil) -> FaultyBodyWriter? {
+        guard spec.altersBodyStream, var faults = injector.bodyFaults(spec, length: length) else { return nil }
+        if let corruptAt = faults.corruptAt, let mayCorrupt, !mayCorrupt(corruptAt) {
+            faults.corruptAt = nil
+            if faults.isEmpty { return nil }
+        }
         return FaultyBodyWriter(faults: faults, metrics: metrics, logger: logger, channel: channel)
     }
 

@@ -33,19 +33,19 @@ struct FileBody {
         ResponseBody(contentLength: Int(contentLength)) { writer in
             metrics.activeStreams.increment()
             defer { metrics.activeStreams.decrement() }
-            try await write(segments, to: &writer, faults: faults)
+            var faults = faults
+            try await write(segments, to: &writer, faults: &faults)
             try await writer.finish(nil)
         }
     }
 
-    /// Writes `segments` of the file into a body being sent, without finishing it (a pack sends pieces of several
-    /// files in one body).
-    func write(_ segments: [Segment], to writer: inout any ResponseBodyWriter, faults: FaultyBodyWriter? = nil)
+    /// Writes `segments` of the file into a body being sent, without finishing it, through `faults` when given (a
+    /// pack sends pieces of several files in one body, through one writer of faults).
+    func write(_ segments: [Segment], to writer: inout any ResponseBodyWriter, faults: inout FaultyBodyWriter?)
         async throws
     {
         let handle = try file.duplicateHandle()
         defer { try? handle.close() }
-        var faults = faults
         if faults == nil, let channel {
             do {
                 return try await sendThroughSink(segments, handle: handle, sink: FileRegionSink(channel: channel))

@@ -4,15 +4,40 @@ import Synchronization
 /// The server's content requests counted by URL path, read from its log (give ``logger`` to
 /// ``TestServer/start(content:logger:configure:)``): the `content request` lines at `debug`, and the `fault injected`
 /// lines of `fault=corrupt`, joined to their request by `request_id`. No proxy between client and server.
+///
+/// With a ``Pack`` named, the `pack request` lines of that pack count too: each counts as a request of every file
+/// whose bytes its range covers, and a corrupted byte of its body is put down to the file it fell in.
 final class ContentRequestLog: Sendable {
+    /// A product version's pack: its URL path and its files in grant order (URL path and length).
+    struct Pack: Sendable {
+        var path: String
+        var files: [(urlPath: String, length: Int64)]
+
+        /// The files (URL paths) holding bytes of the pack's `first...last`.
+        func files(covering first: Int64, _ last: Int64) -> [String] {
+            var start: Int64 = 0
+            var covered: [String] = []
+            for file in files {
+                defer { start += file.length }
+                if file.length > 0, start <= last, start + file.length - 1 >= first { covered.append(file.urlPath) }
+            }
+            return covered
+        }
+    }
+
     private struct State {
         var counts: [String: Int] = [:]
         var total = 0
-        var pathByRequest: [String: String] = [:]
+        /// Each request's path, and where its body starts in the pack for a pack request.
+        var requests: [String: (path: String, packStart: Int64?)] = [:]
         var corrupted: [String] = []
     }
 
     private let state = Mutex(State())
+    private let pack: Pack?
+
+    /// A log of content requests, and of the requests of `pack` when given.
+    init(pack: Pack? = nil) { self.pack = pack }
 
     /// A logger at `debug` that feeds this log (and drops every other line).
     var logger: Logger {
@@ -21,9 +46,10 @@ final class ContentRequestLog: Sendable {
         return logger
     }
 
-    /// Content requests so far, by URL path (`/v1/content/<product>/<version>/<file path>`).
+    /// Content requests so far, by URL path (`/v1/content/<product>/<version>/<file path>`), a pack request counting
+    /// for each file it covers.
     var counts: [String: Int] { state.withLock { $0.counts } }
-    /// Content requests so far.
+    /// Content and pack requests so far.
     var total: Int { state.withLock { $0.total } }
     /// The URL paths of the responses whose bytes were corrupted, once per corrupted response.
     var corruptedPaths: [String] { state.withLock { $0.corrupted } }
@@ -36,15 +62,35 @@ final class ContentRequestLog: Sendable {
             state.withLock { state in
                 state.counts[path, default: 0] += 1
                 state.total += 1
-                state.pathByRequest[id] = path
+                state.requests[id] = (path, nil)
+            }
+        case "pack request":
+            guard let pack, metadata["path"] == .string(pack.path), case .string(let range)? = metadata["range"],
+                let (first, last) = Self.bounds(range)
+            else { return }
+            state.withLock { state in
+                for file in pack.files(covering: first, last) { state.counts[file, default: 0] += 1 }
+                state.total += 1
+                state.requests[id] = (pack.path, first)
             }
         case "fault injected" where metadata["fault"] == .string("corrupt"):
             state.withLock { state in
-                if let path = state.pathByRequest[id] { state.corrupted.append(path) }
+                guard let request = state.requests[id] else { return }
+                guard let start = request.packStart, let pack else { return state.corrupted.append(request.path) }
+                guard case .string(let text)? = metadata["offset"], let offset = Int64(text) else { return }
+                state.corrupted += pack.files(covering: start + offset, start + offset)
             }
         default:
             break
         }
+    }
+
+    /// `first` and `last` of a `bytes=first-last` range as KioskKit sends them.
+    private static func bounds(_ range: String) -> (Int64, Int64)? {
+        guard range.hasPrefix("bytes=") else { return nil }
+        let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]) else { return nil }
+        return (first, last)
     }
 
     private struct Handler: LogHandler {

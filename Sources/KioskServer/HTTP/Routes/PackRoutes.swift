@@ -7,8 +7,9 @@ import NIOCore
 /// `GET`/`HEAD /v1/packs/<product_id>/<content_version>`: a version's files as one resource (``GrantPack``), so that
 /// a client fetches many small files in a few ranged requests instead of one request each. Admitted like content
 /// (the grant's token, ``ContentAccess``), with the same preconditions and a single range; the body is sent from
-/// the files themselves, piece by piece, with `sendfile(2)` where the connection allows it. Injected faults do not
-/// apply to packs.
+/// the files themselves, piece by piece, with `sendfile(2)` where the connection allows it. Injected faults apply as to
+/// content (``FaultInjector``), to the pack's body as a whole, so that resumption can be tested on many-file products
+/// too.
 struct PackRoutes {
     let access: ContentAccess
     let metrics: ServerMetrics
@@ -16,6 +17,8 @@ struct PackRoutes {
     let chunkSize: Int
     /// How long one piece of a body may wait for a client that does not read.
     let sendTimeout: Duration
+    /// Injects faults into pack responses; nil unless the operator enabled fault injection.
+    let faults: FaultInjector?
     let now: @Sendable () -> Date
 
     private static let prefix = "/v1/packs/"
@@ -41,6 +44,7 @@ struct PackRoutes {
     }
 
     func serve(_ request: Request, isHead: Bool, context: KioskRequestContext) async throws -> Response {
+        let requestedFaults = try faults?.requestedSpec(in: request)
         let claims = try access.claims(for: ContentRoutes.token(from: request))
         guard let (productID, version) = Self.parse(rawPath: request.uri.path) else {
             throw APIError.badRequest("The pack path is not valid: /v1/packs/<product_id>/<content_version>.")
@@ -48,12 +52,21 @@ struct PackRoutes {
         let (product, pack) = try access.pack(productID: productID, version: version, for: claims)
         context.logger.debug(
             "pack request", metadata: ["path": "\(request.uri.path)", "range": "\(request.headers[.range] ?? "none")"])
+        // A server-wide corruption hits each file of a purchase once, whether it comes in a pack or on its own:
+        // decided by the file the corrupted byte falls in (``corruptsOnce``), not by the pack.
+        let responseFaults = faults.flatMap { injector in
+            injector.faults(requested: requestedFaults, download: nil).map {
+                ResponseFaults(spec: $0, injector: injector, metrics: metrics, logger: context.logger)
+            }
+        }
+        if let status = try await responseFaults?.beforeResponse() { return status }
         let currentTime = now()
-        let representation = RepresentationMetadata(
+        var representation = RepresentationMetadata(
             length: pack.length, entityTag: pack.entityTag, lastModified: pack.lastModified)
+        responseFaults?.changeValidators(of: &representation, now: currentTime)
         var headers: HTTPFields = [
-            .eTag: pack.entityTag.headerValue,
-            .lastModified: HTTPDate.format(pack.lastModified),
+            .eTag: representation.entityTag.headerValue,
+            .lastModified: HTTPDate.format(representation.lastModified),
             .acceptRanges: "bytes",
             .cacheControl: "private",
         ]
@@ -68,9 +81,11 @@ struct PackRoutes {
             metrics: metrics, channel: context.channel)
         // One range per answer: several (a multipart answer would interleave parts of many files) get the whole
         // pack, which RFC 9110 §14.2 allows.
+        let range = responseFaults.map { $0.range(request.headers[.range], isHead: isHead) } ?? request.headers[.range]
         let decision = evaluator.evaluate(
-            method: isHead, range: request.headers[.range], ifRange: request.headers[.ifRange],
-            representation: representation, now: currentTime)
+            method: isHead, range: range, ifRange: request.headers[.ifRange], representation: representation,
+            now: currentTime)
+        let channel = context.channel
         switch decision {
         case .full, .multiple:
             if isHead {
@@ -78,12 +93,26 @@ struct PackRoutes {
                 return Response(status: .ok, headers: headers)
             }
             let whole = pack.length > 0 ? [ByteRange(first: 0, last: pack.length - 1)] : []
-            return Response(status: .ok, headers: headers, body: body.body(ranges: whole, contentLength: pack.length))
+            return Response(
+                status: .ok, headers: headers,
+                body: body.body(
+                    ranges: whole, contentLength: pack.length,
+                    faults: responseFaults?.bodyWriter(
+                        length: pack.length, channel: channel,
+                        mayCorrupt: corruptsOnce(
+                            from: 0, requested: requestedFaults, claims: claims, product: product,
+                            pack: pack))))
         case .single(let range):
             headers[.contentRange] = ContentRange.satisfied(range, completeLength: pack.length).headerValue
             return Response(
-                status: .partialContent, headers: headers, body: body.body(ranges: [range], contentLength: range.length)
-            )
+                status: .partialContent, headers: headers,
+                body: body.body(
+                    ranges: [range], contentLength: range.length,
+                    faults: responseFaults?.bodyWriter(
+                        length: range.length, channel: channel,
+                        mayCorrupt: corruptsOnce(
+                            from: range.first, requested: requestedFaults, claims: claims,
+                            product: product, pack: pack))))
         case .unsatisfiable:
             throw APIError(
                 .rangeNotSatisfiable,
@@ -92,6 +121,27 @@ struct PackRoutes {
                     "Content-Range": ContentRange.unsatisfied(completeLength: pack.length).headerValue,
                     "Accept-Ranges": "bytes",
                 ])
+        }
+    }
+}
+
+extension PackRoutes {
+    /// For a server-wide corruption (no per-request spec) of a body starting at pack offset `start`: whether the
+    /// file the corrupted byte falls in was never corrupted for this purchase (counted as the same download as a
+    /// request of that file on its own). A per-request spec corrupts every time.
+    func corruptsOnce(
+        from start: Int64, requested: FaultSpec?, claims: GrantClaims, product: CatalogProduct, pack: ProductPack
+    ) -> ((Int64) -> Bool)? {
+        guard requested == nil, let faults else { return nil }
+        return { offset in
+            guard let piece = pack.pieces(of: ByteRange(first: start + offset, last: start + offset)).first else {
+                return false
+            }
+            let path = GrantService.contentURL(
+                product: product.info.productID, version: product.info.contentVersion,
+                path: product.files[piece.index].path)
+            return faults.isFirstCorruption(
+                of: FaultInjector.downloadKey(transactionID: claims.transactionID, path: path))
         }
     }
 }
@@ -107,11 +157,12 @@ struct PackBody {
     let metrics: ServerMetrics
     let channel: any Channel
 
-    /// A body of `contentLength` bytes: the pack's bytes in `ranges`.
-    func body(ranges: [ByteRange], contentLength: Int64) -> ResponseBody {
+    /// A body of `contentLength` bytes: the pack's bytes in `ranges`, through `faults` when given.
+    func body(ranges: [ByteRange], contentLength: Int64, faults: FaultyBodyWriter?) -> ResponseBody {
         ResponseBody(contentLength: Int(contentLength)) { writer in
             metrics.activeStreams.increment()
             defer { metrics.activeStreams.decrement() }
+            var faults = faults
             for range in ranges {
                 for piece in pack.pieces(of: range) {
                     let file = product.files[piece.index]
@@ -123,7 +174,7 @@ struct PackBody {
                     let fileBody = FileBody(
                         file: opened, chunkSize: chunkSize, sendTimeout: sendTimeout, metrics: metrics,
                         channel: channel)
-                    try await fileBody.write([.file(piece.range)], to: &writer)
+                    try await fileBody.write([.file(piece.range)], to: &writer, faults: &faults)
                 }
             }
             try await writer.finish(nil)
