@@ -54,6 +54,7 @@ struct ContentVersions: Sendable, Equatable {
                     if !file.chunks.isEmpty {
                         file.chunks
                     } else if file.length > 0 {
+                        // A file without a chunk list is at most one chunk long (4 MiB): the catalog cuts longer ones.
                         [FileChunk(length: UInt32(file.length), digest: file.digest)]
                     } else {
                         [FileChunk]()

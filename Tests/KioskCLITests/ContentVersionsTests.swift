@@ -166,6 +166,24 @@ struct ContentVersionsTests {
         }
     }
 
+    @Test func aProductSkippedForAProblemKeepsItsEntryAndAGoneOneIsForgotten() async throws {
+        let folder = try ContentFolder()
+        try folder.publish(version: "1.0", files: ["a.bin": Self.random(1000, seed: 1)])
+        let recorded = try await folder.load()
+        var record = ContentVersions()
+        record.products[Self.product] = recorded
+        record.products["com.example.kiosk.gone"] = ContentVersions.Version(contentVersion: "3", files: [])
+        // The product's Info.json is broken for this check: it is skipped, with a problem naming its folder.
+        try Data("{".utf8).write(
+            to: folder.content.appendingPathComponent(Self.product).appendingPathComponent("Info.json"))
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        let snapshot = await ContentCatalog(contentDirectory: folder.content, dataDirectory: nil, logger: logger)
+            .snapshot
+        #expect(snapshot.products.isEmpty)
+        #expect(record.updated(with: snapshot).products == [Self.product: recorded])
+    }
+
     /// The `kiosk` executable built beside the test bundle.
     static let kiosk = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         .appendingPathComponent("kiosk")
