@@ -11,8 +11,9 @@ extension KioskClient {
     ///   `completedUnitCount` the bytes on disk as ``DownloadProgress/bytesWritten`` counts them; both follow
     ///   ``statusUpdates(for:)`` (no polling), so they move as often as its progress (about ten times a second).
     /// - Installed: `completedUnitCount` reaches `totalUnitCount` and the progress is finished. Cancelled (by
-    ///   ``cancel(_:)-(String)`` or another way): the progress is cancelled. Failed: it stops moving; the status
-    ///   stream has the error. A pause does not pause it (it is not pausable: use ``pause(_:)-(DownloadID)``).
+    ///   ``cancel(_:)-(String)`` or another way): the progress is cancelled. Failed, or the client closed: it stops
+    ///   moving (the status stream has the error). A pause does not pause it (it is not pausable: use
+    ///   ``pause(_:)-(DownloadID)``).
     /// - `cancel()` on it cancels this download (``cancel(_:)-(DownloadID)``, so never a newer download of the
     ///   product).
     /// - Threading: it is updated from a task of the concurrency pool, never on the main thread, so its KVO

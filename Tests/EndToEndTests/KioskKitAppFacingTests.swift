@@ -132,27 +132,20 @@ struct KioskKitAppFacingTests {
 
     // MARK: - outOfDate
 
-    /// Every element of a status stream until it ends.
-    func collect(_ stream: AsyncStream<ProductStatus>) async -> [ProductStatus] {
-        var all: [ProductStatus] = []
-        for await status in stream { all.append(status) }
-        return all
-    }
-
     @Test func anInstalledProductIsOutOfDateOnceTheCatalogServesAnotherVersion() async throws {
         try await TestServer.with { server in
             let (client, proof, _) = try await setUp(server)
             _ = try await client.products()
             let installed = try await client.ensureInstalled(productID: Self.product, proof: proof)
-            #expect(await collect(await client.statusUpdates(for: Self.product)) == [.installed(installed)])
+            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(installed)])
 
             // The server serves 2.0; the client learns it with its catalog (here through availableUpdates()).
             try await Support.publish(
                 Self.product, version: "2.0", files: ["Contents/a.bin": Support.randomData(1 << 20)], on: server)
-            #expect(await collect(await client.statusUpdates(for: Self.product)) == [.installed(installed)])
+            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(installed)])
             #expect(try await client.availableUpdates().map(\.availableVersion) == ["2.0"])
             #expect(
-                await collect(await client.statusUpdates(for: Self.product)) == [
+                await Support.collect(await client.statusUpdates(for: Self.product)) == [
                     .outOfDate(installed: installed, available: "2.0")
                 ])
 
@@ -161,10 +154,10 @@ struct KioskKitAppFacingTests {
             try await client.enqueue(productID: Self.product, proof: proof)
             let updated = try await client.waitUntilInstalled(productID: Self.product)
             #expect(updated.version == "2.0")
-            let seen = await collect(updates)
+            let seen = await Support.collect(updates)
             #expect(seen.first == .outOfDate(installed: installed, available: "2.0"))
             #expect(seen.count == 1)  // final: the stream ended at once
-            #expect(await collect(await client.statusUpdates(for: Self.product)) == [.installed(updated)])
+            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(updated)])
             await client.close()
         }
     }
@@ -179,7 +172,7 @@ struct KioskKitAppFacingTests {
             let installed = try await client.ensureInstalled(productID: Self.product, proof: proof)
             #expect(installed.version == "2.0")
             #expect(await client.cachedProducts?.first { $0.id == Self.product }?.contentVersion == "1.0")
-            #expect(await collect(await client.statusUpdates(for: Self.product)) == [.installed(installed)])
+            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(installed)])
             await client.close()
         }
     }
