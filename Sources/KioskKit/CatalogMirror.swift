@@ -16,10 +16,15 @@ struct CatalogMirror: Codable, Sendable, Equatable {
     var catalogETag: String
     /// The products, by ID.
     var products: [String: Product]
+    /// When the client last kept a copy that differed from the one before (``KioskClient`` sets it): what it says is
+    /// news to content installed before then, not to content installed since. `nil` in a copy written before the
+    /// key existed.
+    var changedAt: Date? = nil
 
     enum CodingKeys: String, CodingKey {
         case format, products
         case catalogETag = "catalog_etag"
+        case changedAt = "changed_at"
     }
 
     /// The products in catalog order (dated ones newest first, then undated ones; ties by ID), as the server
@@ -32,12 +37,23 @@ struct CatalogMirror: Codable, Sendable, Equatable {
         guard let first = pages.first,
             pages.allSatisfy({ $0.kind == first.kind && $0.catalogETag == first.catalogETag })
         else { return nil }
-        var next = CatalogMirror(catalogETag: first.catalogETag, products: first.kind == .full ? [:] : products)
+        var next = CatalogMirror(
+            catalogETag: first.catalogETag, products: first.kind == .full ? [:] : products, changedAt: changedAt)
         for page in pages {
             for product in page.products + page.added + page.changed { next.products[product.id] = product }
             for id in page.removed { next.products[id] = nil }
         }
         return next
+    }
+
+    /// The version the server serves of installed `content` when it is not the installed one and the copy learnt it
+    /// after the content was installed (see ``changedAt``); `nil` otherwise. A copy older than the install says
+    /// nothing about it: the install itself fetched the version the server served then.
+    func newerVersion(than content: InstalledContent) -> String? {
+        guard let served = products[content.productID]?.contentVersion, served != content.version,
+            let changedAt, changedAt > content.installedAt
+        else { return nil }
+        return served
     }
 
     /// The copy kept at `url`, nil when there is none or it cannot be read (it is then rebuilt from the server).

@@ -112,6 +112,8 @@ public actor KioskClient {
     private nonisolated let fileSystem: any KioskFileSystem
     private nonisolated let markers: ContentMarkers
     private nonisolated let broadcaster = EventBroadcaster()
+    /// The Foundation `Progress` of each download that ``progress(for:)-(String)`` has handed out.
+    nonisolated let progressReporters = ProgressReporters()
 
     /// Every download and the installed content, and every decision about them. The client carries out the
     /// coordinator's actions; what it keeps itself are the handles of that work: transfer tasks, retry timers and
@@ -236,15 +238,28 @@ public actor KioskClient {
     ///
     /// - The first element is ``ProductStatus/notQueued`` when the product is neither queued nor installed (the
     ///   stream then waits for an enqueue), ``ProductStatus/installed(_:)`` when installed (checked against the disk),
-    ///   otherwise ``ProductStatus/downloading(_:)`` with the download's snapshot.
+    ///   or ``ProductStatus/outOfDate(installed:available:)`` instead when the catalog this client last fetched
+    ///   (``products(ids:)`` without IDs, ``availableUpdates()``) serves another version and learnt it after the
+    ///   content was installed; otherwise ``ProductStatus/downloading(_:)`` with the download's snapshot.
     /// - No change of state is ever dropped; a run of progress updates the reader has not taken yet is coalesced to
     ///   the latest, so a slow reader costs at most one element per state change.
     /// - The stream ends after ``ProductStatus/installed(_:)``, after a download that failed or was cancelled, when
     ///   the reading task is cancelled, and on ``close()`` (on a closed client: the last known status, then the end).
-    ///   A pause (by the user or for storage) does not end it.
+    ///   ``ProductStatus/outOfDate(installed:available:)`` is final too. A pause (by the user or for storage) does
+    ///   not end it.
     public func statusUpdates(for productID: String) -> AsyncStream<ProductStatus> {
+        statusUpdates(for: productID, endingAtFinalStatus: true)
+    }
+
+    /// ``statusUpdates(for:)``, or when `endingAtFinalStatus` is false a stream that goes on after a final status
+    /// (an install, a removal, a new download), until the reading task is cancelled or the client closes.
+    func statusUpdates(for productID: String, endingAtFinalStatus: Bool) -> AsyncStream<ProductStatus> {
         reconcileInstalled()
-        return broadcaster.subscribeStatus(of: productID, initial: coordinator.status(of: productID))
+        var initial = coordinator.status(of: productID)
+        if case .installed(let content) = initial, let available = catalogMirror?.newerVersion(than: content) {
+            initial = .outOfDate(installed: content, available: available)
+        }
+        return broadcaster.subscribeStatus(of: productID, initial: initial, endingAtFinalStatus: endingAtFinalStatus)
     }
 
     /// Registers an observer (kept weakly) that receives the events as delegate calls until the returned
@@ -385,8 +400,11 @@ public actor KioskClient {
     /// How many pages one walk of the feed may take (500 products a page: 10 million products).
     private static let maximumFeedPages = 20_000
 
-    /// Replaces the catalog mirror, in memory and on disk (a failed write only costs a larger next refresh).
+    /// Replaces the catalog mirror, in memory and on disk (a failed write only costs a larger next refresh), dated now
+    /// (``CatalogMirror/changedAt``).
     private func keep(_ mirror: CatalogMirror) {
+        var mirror = mirror
+        mirror.changedAt = Date()
         catalogMirror = mirror
         try? mirror.save(to: layout.catalogMirror, fileSystem: fileSystem)
     }
@@ -684,7 +702,7 @@ public actor KioskClient {
     // MARK: - Lifecycle internals
 
     /// Throws ``KioskError/clientClosed`` once ``close()`` has begun.
-    private func ensureOpen() throws(KioskError) {
+    func ensureOpen() throws(KioskError) {
         if isClosed { throw .clientClosed }
     }
 

@@ -98,9 +98,15 @@ extension KioskObserver {
 /// Fans events out to every subscriber of ``KioskClient/events`` and of ``KioskClient/statusUpdates(for:)``. Each
 /// stream reads from its own ``CoalescingBuffer``: progress is coalesced per product, nothing else is ever dropped.
 final class EventBroadcaster: Sendable {
+    /// A status stream's buffer, and whether the stream ends at a final status.
+    private struct StatusSubscriber {
+        let buffer: CoalescingBuffer<ProductStatus>
+        let endsAtFinalStatus: Bool
+    }
+
     private struct Subscribers {
         var events: [UUID: CoalescingBuffer<KioskEvent>] = [:]
-        var statuses: [String: [UUID: CoalescingBuffer<ProductStatus>]] = [:]
+        var statuses: [String: [UUID: StatusSubscriber]] = [:]
         /// The broadcaster has finished: a later stream ends at once.
         var isFinished = false
     }
@@ -122,15 +128,18 @@ final class EventBroadcaster: Sendable {
     }
 
     /// A stream of the product's status that starts with `initial` and ends after a final status
-    /// (``ProductStatus/isFinal``), when its reader is cancelled or it is released, or when the broadcaster
-    /// finishes.
-    func subscribeStatus(of productID: String, initial: ProductStatus) -> AsyncStream<ProductStatus> {
+    /// (``ProductStatus/isFinal``) unless `endingAtFinalStatus` is false, when its reader is cancelled or it is
+    /// released, or when the broadcaster finishes.
+    func subscribeStatus(of productID: String, initial: ProductStatus, endingAtFinalStatus: Bool = true)
+        -> AsyncStream<ProductStatus>
+    {
         let buffer = CoalescingBuffer<ProductStatus>()
-        buffer.push(initial, key: productID, isProgress: false, isFinal: initial.isFinal)
+        buffer.push(initial, key: productID, isProgress: false, isFinal: endingAtFinalStatus && initial.isFinal)
         let key = UUID()
         let registered = subscribers.withLock { subscribers in
             guard !subscribers.isFinished, !buffer.isFinished else { return false }
-            subscribers.statuses[productID, default: [:]][key] = buffer
+            subscribers.statuses[productID, default: [:]][key] = StatusSubscriber(
+                buffer: buffer, endsAtFinalStatus: endingAtFinalStatus)
             return true
         }
         if !registered { buffer.finish() }
@@ -156,7 +165,7 @@ final class EventBroadcaster: Sendable {
 
     /// The buffers of the product's open status streams (for tests).
     func statusBuffers(of productID: String) -> [CoalescingBuffer<ProductStatus>] {
-        subscribers.withLock { subscribers in subscribers.statuses[productID].map { Array($0.values) } ?? [] }
+        subscribers.withLock { subscribers in subscribers.statuses[productID].map { $0.values.map(\.buffer) } ?? [] }
     }
 
     func send(_ event: KioskEvent) {
@@ -164,21 +173,30 @@ final class EventBroadcaster: Sendable {
         let status = ProductStatus.after(event)
         let (events, statuses) = subscribers.withLock { subscribers in
             let statuses = subscribers.statuses[productID].map { Array($0.values) } ?? []
-            // A final status ends these streams: they leave the broadcaster (their buffers end once read).
-            if status?.status.isFinal == true { subscribers.statuses[productID] = nil }
+            // A final status ends the streams that end there: they leave the broadcaster (their buffers end once
+            // read).
+            if status?.status.isFinal == true {
+                subscribers.statuses[productID] = subscribers.statuses[productID]?.filter {
+                    !$0.value.endsAtFinalStatus
+                }
+                if subscribers.statuses[productID]?.isEmpty == true { subscribers.statuses[productID] = nil }
+            }
             return (Array(subscribers.events.values), statuses)
         }
         let isProgress = if case .progress = event { true } else { false }
         for buffer in events { buffer.push(event, key: productID, isProgress: isProgress) }
         guard let (status, isProgress) = status else { return }
-        for buffer in statuses { buffer.push(status, key: productID, isProgress: isProgress, isFinal: status.isFinal) }
+        for subscriber in statuses {
+            subscriber.buffer.push(
+                status, key: productID, isProgress: isProgress, isFinal: subscriber.endsAtFinalStatus && status.isFinal)
+        }
     }
 
     /// Ends every stream once its pending elements are read; later streams end at once.
     func finish() {
         let buffers = subscribers.withLock { subscribers in
             defer { subscribers = Subscribers(isFinished: true) }
-            return (Array(subscribers.events.values), subscribers.statuses.values.flatMap(\.values))
+            return (Array(subscribers.events.values), subscribers.statuses.values.flatMap(\.values).map(\.buffer))
         }
         for buffer in buffers.0 { buffer.finish() }
         for buffer in buffers.1 { buffer.finish() }

@@ -10,13 +10,22 @@ public enum ProductStatus: Sendable, Hashable {
     case downloading(DownloadSnapshot)
     /// The content is installed and verified.
     case installed(InstalledContent)
+    /// The content is installed, but the server serves another version: `available`, its `content_version` in the
+    /// catalog this client last fetched (as ``KioskClient/availableUpdates()`` reports it). Enqueue the product to
+    /// fetch that version (``KioskClient/ensureInstalled(productID:proof:priority:)`` returns the installed content
+    /// as it is); the installed version stays until the new one is verified.
+    ///
+    /// Only the first element of a status stream can be `outOfDate`, when the catalog learnt of the other version
+    /// after the content was installed (content installed since, by a grant for the version served then, is
+    /// ``installed(_:)``). Like ``installed(_:)``, it is final.
+    case outOfDate(installed: InstalledContent, available: String)
 
-    /// Whether nothing follows on a status stream: the content is installed, or the download failed or was
-    /// cancelled.
+    /// Whether nothing follows on a status stream: the content is installed (up to date or not), or the download
+    /// failed or was cancelled.
     public var isFinal: Bool {
         switch self {
         case .notQueued: false
-        case .installed: true
+        case .installed, .outOfDate: true
         case .downloading(let snapshot):
             switch snapshot.state {
             case .failed, .cancelled, .finished: true

@@ -138,20 +138,13 @@ struct EnsureInstalledTests {
         }
     }
 
-    /// Every element of a status stream until it ends.
-    func collect(_ stream: AsyncStream<ProductStatus>) async -> [ProductStatus] {
-        var all: [ProductStatus] = []
-        for await status in stream { all.append(status) }
-        return all
-    }
-
     @Test func aStatusStreamStartsWithTheStatusNowAndEndsWhenInstalled() async throws {
         try await TestServer.with { server in
             let (client, proof, _) = try await setUp(server, delay: 0)
             // The first element is taken on the client when the stream is made: the enqueue comes after it.
             let first = await client.statusUpdates(for: Self.product)
             let content = try await client.ensureInstalled(productID: Self.product, proof: proof)
-            let seen = await collect(first)
+            let seen = await Support.collect(first)
             #expect(seen.first == .notQueued)
             #expect(seen.last == .installed(content))
             let states = seen.compactMap { status -> String? in
@@ -160,7 +153,7 @@ struct EnsureInstalledTests {
             #expect(states.first == "waiting")
             #expect(states.contains("active"))
             // Installed: the stream gives the content and ends.
-            #expect(await collect(await client.statusUpdates(for: Self.product)) == [.installed(content)])
+            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(content)])
             await client.close()
         }
     }
@@ -171,7 +164,7 @@ struct EnsureInstalledTests {
             let call = try await callInFlight(client, proof)
             let running = await client.statusUpdates(for: Self.product)
             try await client.cancel(Self.product)
-            let seen = await collect(running)
+            let seen = await Support.collect(running)
             guard case .downloading(let last)? = seen.last else {
                 Issue.record("the stream did not end with the cancelled download: \(seen)")
                 return
@@ -180,9 +173,10 @@ struct EnsureInstalledTests {
             _ = await call.result
             let other = await client.statusUpdates(for: "com.example.kiosk.test.other")
             await client.close()
-            #expect(await collect(other) == [.notQueued])
+            #expect(await Support.collect(other) == [.notQueued])
             // On a closed client: the last known status, then the end.
-            #expect(await collect(await client.statusUpdates(for: "com.example.kiosk.test.other")) == [.notQueued])
+            #expect(
+                await Support.collect(await client.statusUpdates(for: "com.example.kiosk.test.other")) == [.notQueued])
         }
     }
 }

@@ -82,6 +82,26 @@ struct KioskKitLifecycleTests {
                     id: Sample.book, type: .nonConsumable, title: "Book", description: "", contentVersion: "2",
                     contentLength: 1, fileCount: 1), installedVersion: "1"
             ).availableVersion == "2")
+        let content = InstalledContent(
+            productID: Sample.book, version: "1", directory: URL(fileURLWithPath: "/tmp/preview/book"),
+            files: [
+                InstalledFile(path: "Contents/a", length: 3, sha256: ""),
+                InstalledFile(path: "b", length: 4, sha256: ""),
+            ],
+            installedAt: Date())
+        #expect(content.totalLength == 7)
+        #expect(content.url(for: "b").path == "/tmp/preview/book/b")
+        #expect(ProductStatus.outOfDate(installed: content, available: "2").isFinal)
+        #expect(!ProductStatus.downloading(snapshot).isFinal)
+        // A storage pause without its error (after a relaunch) still says how many bytes are missing.
+        let full = DownloadSnapshot(
+            productID: Sample.book, state: .paused(.insufficientStorage),
+            progress: DownloadProgress(bytesWritten: 4, bytesExpected: 10))
+        #expect(full.error == .insufficientStorage(needed: 6, available: nil))
+        let catalog = CatalogResponse(products: [], invalidProductIDs: ["com.example.typo"])
+        #expect(catalog.invalidProductIDs == ["com.example.typo"])
+        let entitlements = EntitlementsResponse(environment: "Sandbox", entitlements: [])
+        #expect(entitlements.entitlements.isEmpty)
     }
 
     @Test func everyCallAfterCloseThrowsClientClosedAndReadsKeepTheLastState() async throws {
@@ -123,6 +143,11 @@ struct KioskKitLifecycleTests {
                 try await client.moveContentOutOfCaches(productID: Sample.book, to: server.makeScratchDirectory())
             }
             await #expect(throws: closed) { try await client.waitUntilInstalled(productID: Sample.book) }
+            let id = try #require(downloads.first?.id)
+            await #expect(throws: closed) { try await client.pause(id) }
+            await #expect(throws: closed) { try await client.resume(id) }
+            await #expect(throws: closed) { try await client.cancel(id) }
+            await #expect(throws: closed) { try await client.dismiss(downloadID: id) }
             // Reads answer the last known state, without reading the disk or writing the journal again (another
             // client may own the cache root by now): content deleted after close is still reported.
             let journal = root.appendingPathComponent("journal.json")
@@ -131,6 +156,8 @@ struct KioskKitLifecycleTests {
             #expect(await client.installedContent(for: Sample.book) == content)
             #expect(await client.installedContent() == [content])
             #expect(await client.download(for: Sample.book)?.state == .finished)
+            #expect(await client.download(for: id)?.state == .finished)
+            #expect(await client.progress(for: Sample.book) == nil)
             #expect(await client.downloads == downloads)
             #expect(await client.cachedProducts == catalog)
             #expect(try Data(contentsOf: journal) == journaled)

@@ -88,6 +88,13 @@ enum KioskKitTestSupport {
         }
     }
 
+    /// Every element of a status stream until it ends.
+    static func collect(_ stream: AsyncStream<ProductStatus>) async -> [ProductStatus] {
+        var all: [ProductStatus] = []
+        for await status in stream { all.append(status) }
+        return all
+    }
+
     /// The part file of a download in progress.
     static func partFile(_ client: KioskClient, _ productID: String, _ path: String) -> URL {
         CacheLayout(root: client.cacheRoot).partFile(productID: productID, path: path)

@@ -65,4 +65,34 @@ struct CatalogMirrorTests {
         try Data("garbage".utf8).write(to: url)
         #expect(CatalogMirror.load(from: url, fileSystem: POSIXFileSystem()) == nil)
     }
+
+    /// What the copy says about installed content depends on when it learnt it: a copy that changed after the install
+    /// serves news, an older one does not (the install fetched what the server served then).
+    @Test func anInstallIsOutOfDateOnlyForACopyThatChangedAfterIt() throws {
+        let installedAt = Date(timeIntervalSince1970: 1_000)
+        let content = InstalledContent(
+            productID: "com.a", version: "0", directory: URL(fileURLWithPath: "/tmp/a"), files: [],
+            installedAt: installedAt)
+        var mirror = Self.mirror
+        #expect(mirror.newerVersion(than: content) == nil)  // written before `changed_at` existed: no news
+        mirror.changedAt = installedAt.addingTimeInterval(-1)
+        #expect(mirror.newerVersion(than: content) == nil)
+        mirror.changedAt = installedAt.addingTimeInterval(1)
+        #expect(mirror.newerVersion(than: content) == "1")
+        var current = content
+        current.version = "1"
+        #expect(mirror.newerVersion(than: current) == nil)
+        // A walk of the feed that changes nothing keeps the date (and so leaves the copy on disk as it is).
+        let same = try #require(mirror.applying([CatalogChanges(kind: .changes, catalogETag: mirror.catalogETag)]))
+        #expect(same == mirror)
+        // The date survives the disk; an older copy without it reads.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("mirror-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("catalog-mirror.json")
+        try mirror.save(to: url, fileSystem: POSIXFileSystem())
+        #expect(CatalogMirror.load(from: url, fileSystem: POSIXFileSystem())?.changedAt == mirror.changedAt)
+        try Data("{\"format\":1,\"catalog_etag\":\"x\",\"products\":{}}".utf8).write(to: url)
+        #expect(CatalogMirror.load(from: url, fileSystem: POSIXFileSystem())?.changedAt == nil)
+    }
 }

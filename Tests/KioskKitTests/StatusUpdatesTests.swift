@@ -163,4 +163,41 @@ struct StatusUpdatesTests {
         #expect(await late.next() == nil)
         #expect(broadcaster.eventBuffers.isEmpty)
     }
+
+    /// The store's streams go on after a final status; the app's end there, on the same broadcaster.
+    @Test func aStreamThatDoesNotEndAtAFinalStatusFollowsTheNextChanges() async {
+        let broadcaster = EventBroadcaster()
+        let ending = broadcaster.subscribeStatus(of: "p1", initial: .notQueued)
+        let following = broadcaster.subscribeStatus(of: "p1", initial: .notQueued, endingAtFinalStatus: false)
+        let content = InstalledContent(
+            productID: "p1", version: "1.0", directory: URL(fileURLWithPath: "/tmp/kiosk-tests/p1"), files: [],
+            installedAt: Date())
+        broadcaster.send(.stateChanged(snapshot(.active)))
+        broadcaster.send(.installed(content))
+        broadcaster.send(.removed(productID: "p1", version: "1.0"))
+        let again = snapshot(.waiting)
+        broadcaster.send(.stateChanged(again))
+        #expect(broadcaster.statusBuffers(of: "p1").count == 1)
+        broadcaster.finish()
+        var endingSeen: [ProductStatus] = []
+        for await status in ending { endingSeen.append(status) }
+        var followingSeen: [ProductStatus] = []
+        for await status in following { followingSeen.append(status) }
+        #expect(
+            endingSeen.map(Self.withoutID)
+                == [.notQueued, .downloading(snapshot(.active)), .installed(content)].map(Self.withoutID))
+        #expect(
+            followingSeen.map(Self.withoutID)
+                == [
+                    .notQueued, .downloading(snapshot(.active)), .installed(content), .notQueued, .downloading(again),
+                ].map(Self.withoutID))
+    }
+
+    /// A status with a fixed download ID, to compare snapshots made apart.
+    static func withoutID(_ status: ProductStatus) -> ProductStatus {
+        guard case .downloading(var snapshot) = status else { return status }
+        snapshot.id = DownloadID(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        snapshot.createdAt = Date(timeIntervalSince1970: 0)
+        return .downloading(snapshot)
+    }
 }

@@ -86,7 +86,17 @@ func watchProduct(kiosk: KioskClient) async {
             // failed, or paused because the disk is full: error says why (with the bytes needed and available)
             if let error = download.error { print(error.description) }
             print(download.state, download.progress.fraction)
-        case .installed(let content): print("Open", content.directory.path)  // the last element
+        case .installed(let content): print("Open", content.directory.path)  // final
+        case .outOfDate(let content, let available): print("Update", content.version, "→", available)  // final
         }
     }
+}
+
+/// README, "Watching downloads": a download's Foundation `Progress` in a tree of progress.
+func addProgress(kiosk: KioskClient) async -> Progress {
+    let overall = Progress(totalUnitCount: 1)
+    if let progress = await kiosk.progress(for: "com.example.kiosk.magazine.2026-11") {
+        overall.addChild(progress, withPendingUnitCount: 1)  // overall.cancel() cancels the download
+    }
+    return overall
 }

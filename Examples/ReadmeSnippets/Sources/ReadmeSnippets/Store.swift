@@ -1,0 +1,26 @@
+// The README's `ProductStatusStore` snippet: a small `@Observable` model of a screen of products, word for word
+// (check-snippets.py checks that it matches the README).
+import KioskKit
+import Observation  // SwiftUI imports it too
+
+/// README, "Watching downloads": the store behind a shelf of products.
+@MainActor @Observable
+final class ShelfModel {
+    let store: ProductStatusStore
+
+    init(kiosk: KioskClient, productIDs: [String]) {
+        store = ProductStatusStore(client: kiosk)
+        store.track(productIDs)
+    }
+
+    /// What a product's button says.
+    func buttonTitle(for productID: String) -> String {
+        switch store.status(of: productID) {
+        case nil, .notQueued?: "Get"
+        case .downloading(let download)?:
+            download.state.isTerminal ? "Retry" : "\(Int(download.progress.fraction * 100)) %"
+        case .installed?: "Open"
+        case .outOfDate?: "Update"
+        }
+    }
+}
