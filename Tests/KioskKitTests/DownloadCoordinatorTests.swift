@@ -80,11 +80,11 @@ struct MockExecutor {
         case .changed(_, let change):
             switch change {
             case .grant(let grant, _): "grant \(grant?.contentVersion ?? "none")"
-            case .verified(let path): "verified \(path)"
+            case .verified(let path, _): "verified \(path)"
             case .entityTag: "etag"
             case .integrityFailures: "failures"
             case .discarded: "discarded"
-            case .chunkVerified(let path, let index): "chunk \(index) of \(path)"
+            case .chunkVerified(let path, let index, _): "chunk \(index) of \(path)"
             }
         case .forgotten: "forgotten"
         case .installed(let content): "installed \(content.productID) \(content.version)"
