@@ -124,7 +124,11 @@ extension DownloadEngine {
     ) async throws {
         // Files already under their final name in staging are checked by the fetch path; verified ones are done.
         func wanted(_ file: GrantFile) -> Bool { !work.verifiedPaths.contains(file.path) && onDisk[file.path] == nil }
-        let whole = SeedPlan.wholeFiles(grant.files, installed: installed.files, wanted: wanted)
+        // A part holding journaled chunks is never replaced by a copy (a copy that failed its hash would leave them
+        // claimed and gone): such a file goes on chunk by chunk.
+        let whole = SeedPlan.wholeFiles(grant.files, installed: installed.files) { file in
+            wanted(file) && work.verifiedChunks[file.path] == nil
+        }
         for file in grant.files {
             guard let source = whole[file.path] else { continue }
             try Task.checkCancellation()
@@ -188,10 +192,9 @@ extension DownloadEngine {
             fileSystem.remove(part)
             throw KioskError.fileSystem(path: file.path, underlying: "could not move the copied file")
         }
-        let alreadyCounted = work.verifiedChunkLength(of: file)
         let change = DownloadChange.verified(path: file.path, reused: file.length)
         work.record(change, file: file)
-        tally.settle(file.path, adding: file.length - alreadyCounted)
+        tally.settle(file.path, adding: file.length)
         await hooks.checkpoint([change], folder, UnsyncedFile(final, fileSystem: fileSystem))
     }
 
