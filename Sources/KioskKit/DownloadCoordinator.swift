@@ -27,7 +27,8 @@ struct Download: Sendable {
         stored = record
         self.machine = machine
         progress = DownloadProgress(
-            bytesWritten: record.verifiedLength, bytesExpected: record.grant?.totalLength ?? 0)
+            bytesWritten: record.verifiedLength, bytesExpected: record.grant?.totalLength ?? 0,
+            bytesReused: record.reusedLength)
     }
 
     /// The record as the journal keeps it, with the machine's state and attempt count.
@@ -42,14 +43,24 @@ struct Download: Sendable {
     var productID: String { stored.productID }
     var state: DownloadState { machine.state }
 
-    /// Applies a change of the grant or of the files.
-    mutating func apply(_ change: DownloadChange) { stored.apply(change) }
+    /// Applies a change of the grant or of the files, and keeps the reused bytes of the progress up to date (O(1)
+    /// but for a grant change).
+    mutating func apply(_ change: DownloadChange) {
+        guard let path = change.path else {
+            stored.apply(change)
+            progress.bytesReused = stored.reusedLength
+            return
+        }
+        let before = stored.reusedBytes[path] ?? 0
+        stored.apply(change)
+        progress.bytesReused += (stored.reusedBytes[path] ?? 0) - before
+    }
 
     /// Applies a checkpoint of the engine: its changes, a verified file counted by the machine, and the size the
     /// grant gives.
     mutating func apply(checkpoint changes: [DownloadChange]) {
         for change in changes {
-            stored.apply(change)
+            apply(change)
             if case .verified = change { machine.fileVerified() }
         }
         if let total = stored.grant?.totalLength { progress.bytesExpected = total }
@@ -67,7 +78,7 @@ struct Download: Sendable {
             productID: stored.productID, proof: stored.proof, grant: stored.grant,
             grantReceivedAt: stored.grantReceivedAt, entityTags: stored.entityTags,
             verifiedPaths: stored.verifiedPaths, integrityFailures: stored.integrityFailures,
-            verifiedChunks: stored.verifiedChunks)
+            verifiedChunks: stored.verifiedChunks, reusedBytes: stored.reusedBytes)
     }
 
     /// The download as the app sees it.
@@ -375,7 +386,8 @@ struct DownloadCoordinator: Sendable {
         let progressed = written > download.progress.bytesWritten && download.machine.attempt > 0
         download.progress.bytesWritten = written
         download.progress.bytesExpected = expected
-        download.estimator.record(bytes: written, at: (instant - epoch).timeInterval)
+        // The speed is the network's: bytes copied from the installed version are not measured.
+        download.estimator.record(bytes: download.progress.bytesFetched, at: (instant - epoch).timeInterval)
         download.progress.bytesPerSecond = download.estimator.bytesPerSecond ?? 0
         download.progress.timeRemaining = download.estimator.timeRemaining(forRemaining: expected - written)
         let due = download.lastProgressEvent.map { now - $0 >= progressInterval } ?? true

@@ -14,6 +14,8 @@ struct DownloadWork: Sendable, Hashable, DownloadFileState {
     var integrityFailures: [String: Int]
     /// The chunks verified in each part file, by index (see ``DownloadRecord/chunks``).
     var verifiedChunks: [String: Set<Int>] = [:]
+    /// The bytes of each file copied from the installed version (see ``DownloadRecord/reused``).
+    var reusedBytes: [String: Int64] = [:]
     /// The product's installed content when the transfer started (not journaled): when the grant names the same
     /// version, there is nothing to download.
     var installed: InstalledContent? = nil
@@ -27,13 +29,13 @@ struct DownloadWork: Sendable, Hashable, DownloadFileState {
     mutating func record(_ change: DownloadChange, file: GrantFile? = nil) {
         var delta: Int64 = 0
         switch change {
-        case .verified(let path) where !verifiedPaths.contains(path):
+        case .verified(let path, _) where !verifiedPaths.contains(path):
             if let file { delta = file.length - verifiedChunkLength(of: file) }
         case .discarded(let path):
             if let file = file ?? grant?.files.first(where: { $0.path == path }) {
                 delta = -(verifiedPaths.contains(path) ? file.length : verifiedChunkLength(of: file))
             }
-        case .chunkVerified(let path, let index)
+        case .chunkVerified(let path, let index, _)
         where !verifiedPaths.contains(path) && verifiedChunks[path]?.contains(index) != true:
             if let chunks = file?.chunks, chunks.indices.contains(index) { delta = chunks[index].length }
         default: break
@@ -163,7 +165,7 @@ struct DownloadEngine: Sendable {
             return installed
         }
         try createDirectory(staging, known: &folders)
-        let onDisk = removeStrays(in: staging, grant: grant)
+        var onDisk = removeStrays(in: staging, grant: grant)
         try await forgetChunksMissingOnDisk(&work, onDisk: onDisk, hooks: hooks)
 
         // Disk space: the bytes still to fetch must fit (a part file already on disk is counted as missing).
@@ -178,6 +180,11 @@ struct DownloadEngine: Sendable {
         // order they complete. A file that needs a new grant stops new starts; the files in flight finish
         // (their bytes are kept), then the run ends for the coordinator to decide about a new grant.
         let tally = ProgressTally(verified: work.verifiedBytes, expected: grant.totalLength, report: hooks.progress)
+        // An update: what the installed version already has is copied, not fetched (UpdateSeeding).
+        if let installed = work.installed, installed.version != grant.contentVersion {
+            try await seed(
+                &work, from: installed, grant: grant, onDisk: &onDisk, folders: &folders, tally: tally, hooks: hooks)
+        }
         var renewal: GrantNeed?
         // Runs of small files with nothing on disk yet come from the pack, one request per run.
         let packURL = try PackPlan.path(of: grant).map { try api.url($0) }
@@ -287,7 +294,7 @@ struct DownloadEngine: Sendable {
         } catch {
             // Chunks verified before the failure stay verified (journaled): they count.
             let kept = outcome.changes.reduce(Int64(0)) { total, change in
-                guard case .chunkVerified(_, let index) = change, let chunks = job.file.chunks else { return total }
+                guard case .chunkVerified(_, let index, _) = change, let chunks = job.file.chunks else { return total }
                 return total + chunks[index].length
             }
             tally.settle(job.file.path, adding: kept)
@@ -604,7 +611,7 @@ struct DownloadEngine: Sendable {
     }
 
     /// Creates a folder under the cache root once per run: `known` remembers the folders already made.
-    private func createDirectory(_ url: URL, known: inout Set<String>) throws {
+    func createDirectory(_ url: URL, known: inout Set<String>) throws {
         guard known.insert(url.path).inserted else { return }
         try CacheFiles.createDirectory(url, under: layout.root, fileSystem: fileSystem)
     }

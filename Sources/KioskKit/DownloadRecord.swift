@@ -31,6 +31,16 @@ struct DownloadRecord: Sendable, Hashable, Codable {
     /// The chunks verified and durable in each file's part, by index in the grant's chunk list, for files not yet
     /// verified whole. Optional so that journals written before chunks read (they have none).
     var chunks: [String: Set<Int>]? = nil
+    /// The bytes of each file copied from the installed version rather than fetched (a file copied whole, or the
+    /// chunks of it reused), for files verified or with verified chunks. Optional so that journals written before
+    /// updates reused bytes read (they have none).
+    var reused: [String: Int64]? = nil
+
+    /// ``reused``, empty when absent.
+    var reusedBytes: [String: Int64] {
+        get { reused ?? [:] }
+        set { reused = newValue.isEmpty ? nil : newValue }
+    }
 
     /// ``chunks``, empty when absent.
     var verifiedChunks: [String: Set<Int>] {
@@ -66,6 +76,7 @@ extension DownloadRecord {
             record.grantReceivedAt = nil
             record.verifiedPaths = []
             record.verifiedChunks = [:]
+            record.reusedBytes = [:]
             record.entityTags = entityTags.filter { Identifiers.isValidFilePath($0.key) }
             record.integrityFailures = integrityFailures.filter { Identifiers.isValidFilePath($0.key) }
             return record
@@ -84,14 +95,18 @@ protocol DownloadFileState {
     var integrityFailures: [String: Int] { get set }
     /// The chunks verified in each part file (see ``DownloadRecord/chunks``).
     var verifiedChunks: [String: Set<Int>] { get set }
+    /// The bytes of each file copied from the installed version (see ``DownloadRecord/reused``).
+    var reusedBytes: [String: Int64] { get set }
 }
 
 /// One change to a download's per-file state: what a journal checkpoint appends, instead of the whole record.
 enum DownloadChange: Sendable, Hashable, Codable {
     /// A new grant (or none). What is kept about files the new grant does not list is dropped; `nil` drops all.
     case grant(Grant?, receivedAt: Date?)
-    /// A file was downloaded, verified and made durable in staging.
-    case verified(path: String)
+    /// A file was downloaded, verified and made durable in staging. `reused`: its bytes, when it was copied whole
+    /// from the installed version instead of fetched (absent for a fetched file, or one assembled from chunks, whose
+    /// chunk records count what they reused).
+    case verified(path: String, reused: Int64? = nil)
     /// The `ETag` of a file's first response (`nil` to forget it).
     case entityTag(path: String, tag: String?)
     /// How many times a file failed verification (`nil` to forget it).
@@ -99,7 +114,18 @@ enum DownloadChange: Sendable, Hashable, Codable {
     /// A file's bytes were deleted: it is no longer verified and its validator and failures are forgotten.
     case discarded(path: String)
     /// Chunk `index` of a file (in the grant's chunk list) was fetched, verified and made durable in its part file.
-    case chunkVerified(path: String, index: Int)
+    /// `reused`: its bytes, when it was copied from the installed version instead of fetched (absent when fetched).
+    case chunkVerified(path: String, index: Int, reused: Int64? = nil)
+
+    /// The file the change is about; `nil` for a grant change.
+    var path: String? {
+        switch self {
+        case .grant: nil
+        case .verified(let path, _), .entityTag(let path, _), .integrityFailures(let path, _), .discarded(let path),
+            .chunkVerified(let path, _, _):
+            path
+        }
+    }
 }
 
 extension DownloadFileState {
@@ -113,6 +139,7 @@ extension DownloadFileState {
             guard let new else {
                 verifiedPaths = []
                 verifiedChunks = [:]
+                reusedBytes = [:]
                 entityTags = [:]
                 integrityFailures = [:]
                 return
@@ -122,8 +149,12 @@ extension DownloadFileState {
             verifiedPaths.formIntersection(paths)
             entityTags = entityTags.filter { paths.contains($0.key) }
             integrityFailures = integrityFailures.filter { paths.contains($0.key) }
-        case .verified(let path):
+            if !reusedBytes.isEmpty {
+                reusedBytes = reusedBytes.filter { verifiedPaths.contains($0.key) || verifiedChunks[$0.key] != nil }
+            }
+        case .verified(let path, let reused):
             verifiedPaths.insert(path)
+            if let reused { reusedBytes[path] = reused }
             verifiedChunks[path] = nil
             integrityFailures[path] = nil
         case .entityTag(let path, let tag):
@@ -133,11 +164,14 @@ extension DownloadFileState {
         case .discarded(let path):
             verifiedPaths.remove(path)
             verifiedChunks[path] = nil
+            reusedBytes[path] = nil
             entityTags[path] = nil
             integrityFailures[path] = nil
-        case .chunkVerified(let path, let index):
-            guard !verifiedPaths.contains(path) else { return }
-            verifiedChunks[path, default: []].insert(index)
+        case .chunkVerified(let path, let index, let reused):
+            guard !verifiedPaths.contains(path), verifiedChunks[path, default: []].insert(index).inserted,
+                let reused
+            else { return }
+            reusedBytes[path, default: 0] += reused
         }
     }
 
@@ -164,6 +198,9 @@ extension DownloadFileState {
         guard let indexes = verifiedChunks[file.path], let chunks = file.chunks else { return 0 }
         return indexes.reduce(Int64(0)) { $0 + (chunks.indices.contains($1) ? chunks[$1].length : 0) }
     }
+
+    /// The bytes copied from the installed version so far, among the verified ones (O(files with reused bytes)).
+    var reusedLength: Int64 { reusedBytes.values.reduce(0, +) }
 
     /// The bytes of the files and chunks verified so far (O(files + verified chunks): computed once when a transfer
     /// starts or a grant changes, then kept up to date file by file and chunk by chunk).

@@ -335,7 +335,8 @@ public actor KioskClient {
 
     /// The installed products whose served `content_version` differs from the installed one, by product ID. The
     /// catalog comes from the copy kept in the cache root, brought up to date with the change feed first (one small
-    /// request; see ``products(ids:)``). Enqueue a product to fetch its served version.
+    /// request; see ``products(ids:)``). Enqueue a product, or call ``update(productID:proof:priority:)``, to fetch
+    /// its served version: only what changed is fetched.
     public func availableUpdates() async throws(KioskError) -> [ProductUpdate] {
         try ensureOpen()
         let catalog = try await refreshedCatalog()
@@ -457,7 +458,8 @@ public actor KioskClient {
     ///
     /// A product has at most one download: enqueueing it again returns the existing download (resumed if it
     /// was paused or failed, with the new receipt and priority). After a cancel, or once installed, it starts a new
-    /// download.
+    /// download; for an installed product whose served version is another, that download is an update, which reuses
+    /// what the installed version has (see ``update(productID:proof:priority:)``).
     @discardableResult
     public func enqueue(productID: String, receipt: String, priority: DownloadPriority = .normal)
         throws(KioskError) -> DownloadID
@@ -643,6 +645,29 @@ public actor KioskClient {
         try ensureOpen()
         reconcileInstalled()
         if let content = coordinator.installed[productID] { return content }
+        try enqueue(productID: productID, proof: proof, priority: priority)
+        switch await waitForInstall(of: productID) {
+        case .some(.success(let content)): return content
+        case .some(.failure(let error)): throw error
+        case .none: throw .cancelled(productID: productID)
+        }
+    }
+
+    /// Brings an installed product to the version the server serves now, and returns the installed content (the same
+    /// content when it is current already). Like ``enqueue(productID:proof:priority:)`` of an installed product, it
+    /// asks for a grant; when the grant names another version, that version is built from the installed one first:
+    /// files whose SHA-256 is unchanged (under any path) are copied or cloned, the chunks of changed files found in
+    /// the installed files are copied, and only the rest is fetched (``DownloadProgress/bytesReused`` and
+    /// ``DownloadProgress/bytesFetched`` tell which). The installed version stays in place and usable until the new
+    /// one is installed, then it is deleted. A product not installed is downloaded whole, as by
+    /// ``ensureInstalled(productID:proof:priority:)``.
+    ///
+    /// Outcomes while it waits are those of ``ensureInstalled(productID:proof:priority:)``; a full disk throws
+    /// ``KioskError/insufficientStorage(needed:available:)`` with the installed version intact. Use
+    /// ``availableUpdates()`` to learn which products have a new version without asking for grants.
+    public func update(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
+        async throws(KioskError) -> InstalledContent
+    {
         try enqueue(productID: productID, proof: proof, priority: priority)
         switch await waitForInstall(of: productID) {
         case .some(.success(let content)): return content

@@ -80,11 +80,11 @@ struct MockExecutor {
         case .changed(_, let change):
             switch change {
             case .grant(let grant, _): "grant \(grant?.contentVersion ?? "none")"
-            case .verified(let path): "verified \(path)"
+            case .verified(let path, _): "verified \(path)"
             case .entityTag: "etag"
             case .integrityFailures: "failures"
             case .discarded: "discarded"
-            case .chunkVerified(let path, let index): "chunk \(index) of \(path)"
+            case .chunkVerified(let path, let index, _): "chunk \(index) of \(path)"
             }
         case .forgotten: "forgotten"
         case .installed(let content): "installed \(content.productID) \(content.version)"
@@ -469,5 +469,45 @@ struct DownloadCoordinatorTests {
         #expect(executor.coordinator.status(of: "p1") == .installed(content("p1")))
         _ = executor.event { $0.removeContent(of: "p1")?.1 ?? [] }
         #expect(executor.coordinator.status(of: "p1") == .notQueued)
+    }
+}
+
+extension DownloadCoordinatorTests {
+    /// #10: an update's reused bytes are counted from the checkpoints, kept through a relaunch, dropped with their
+    /// file, and left out of the speed (which is the network's).
+    @Test func reusedBytesAreReportedAndSurviveARelaunchButNotTheSpeed() throws {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        let file = GrantFile(
+            path: "a.bin", length: 600_000, sha256: String(repeating: "1", count: 64), url: "/v1/content/p1/2.0/a.bin",
+            chunks: [
+                GrantChunk(offset: 0, length: 300_000, sha256: String(repeating: "2", count: 64)),
+                GrantChunk(offset: 300_000, length: 300_000, sha256: String(repeating: "3", count: 64)),
+            ])
+        let copied = GrantFile(
+            path: "b.bin", length: 400_000, sha256: String(repeating: "4", count: 64), url: "/v1/content/p1/2.0/b.bin")
+        let grant = Grant(
+            productID: "p1", contentVersion: "2.0", totalLength: 1_000_000,
+            expiresAt: Date().addingTimeInterval(600), token: "t", files: [file, copied], chunking: .standard)
+        let epoch = ContinuousClock.now
+        _ = executor.coordinator.checkpoint(id, [.grant(grant, receivedAt: Date())])
+        _ = executor.coordinator.progress(id, written: 0, expected: 1_000_000, at: epoch, since: epoch, now: epoch)
+        _ = executor.coordinator.checkpoint(
+            id,
+            [.verified(path: "b.bin", reused: 400_000), .chunkVerified(path: "a.bin", index: 1, reused: 300_000)])
+        #expect(executor.coordinator.downloads[id]?.snapshot.progress.bytesReused == 700_000)
+
+        // A second later 800,000 bytes are written, 700,000 of them copied: the speed is the 100,000 fetched.
+        _ = executor.coordinator.progress(
+            id, written: 800_000, expected: 1_000_000, at: epoch + .seconds(1), since: epoch,
+            now: epoch + .seconds(1))
+        let progress = try #require(executor.coordinator.downloads[id]?.progress)
+        #expect(progress.bytesFetched == 100_000 && progress.bytesPerSecond == 100_000)
+
+        // A relaunch reads the count from the journal; a discarded file takes its reused bytes with it.
+        var relaunched = self.executor(snapshot: executor.coordinator.journalSnapshot)
+        #expect(relaunched.coordinator.downloads[id]?.progress.bytesReused == 700_000)
+        _ = relaunched.coordinator.checkpoint(id, [.discarded(path: "a.bin")])
+        #expect(relaunched.coordinator.downloads[id]?.progress.bytesReused == 400_000)
     }
 }

@@ -26,6 +26,12 @@ struct GetCommand: AsyncParsableCommand {
             Ctrl-C pauses the download and saves its state in the cache's journal; running the same command \
             again resumes from the bytes already on disk.
 
+            For a product already installed, the same command brings it to the version the server serves now: \
+            files whose SHA-256 is unchanged are copied (cloned where the file system can), the chunks of \
+            changed files found in the installed files are copied, and only the rest is fetched. The last line \
+            then says how much was reused and how much fetched, e.g. "reused 147.3 MB, fetched 5.2 MB". The \
+            installed version stays in place until the new one is installed.
+
             A plain http:// server must be on this machine (localhost, 127.0.0.0/8, ::1) unless \
             --allow-insecure-http is given. Text from the server (error messages) is printed with control and \
             bidirectional characters escaped.
@@ -220,7 +226,7 @@ struct GetCommand: AsyncParsableCommand {
                     renderer.render(snapshot)
                 }
             case .installed(let content) where content.productID == productID:
-                renderer.complete(content.totalLength)
+                renderer.complete(content.totalLength, progress: await client.download(for: productID)?.progress)
                 print(TerminalText.escaped(content.directory.path))
                 return 0
             default:
@@ -267,13 +273,22 @@ final class ProgressRenderer: Sendable {
         write("\(text)\n")
     }
 
-    func complete(_ total: Int64) {
+    /// Draws the last line; for an update that reused bytes of the installed version, with what was reused and
+    /// what was fetched, e.g. `100%  152.5 MB  done (reused 147.3 MB, fetched 5.2 MB)`.
+    func complete(_ total: Int64, progress: DownloadProgress? = nil) {
+        var line = "100%  \(Self.bytes(total))  done"
+        if let progress, progress.bytesReused > 0 { line += " (\(Self.reuse(progress)))" }
         if isTerminal {
-            write("\r\u{1B}[2K[\(String(repeating: "#", count: 24))] 100%  \(Self.bytes(total))  done\n")
+            write("\r\u{1B}[2K[\(String(repeating: "#", count: 24))] \(line)\n")
             state.setDirty(false)
         } else {
-            write("100%  \(Self.bytes(total))  done\n")
+            write("\(line)\n")
         }
+    }
+
+    /// `reused 147.3 MB, fetched 5.2 MB`.
+    static func reuse(_ progress: DownloadProgress) -> String {
+        "reused \(bytes(progress.bytesReused)), fetched \(bytes(progress.bytesFetched))"
     }
 
     func finishLine() {

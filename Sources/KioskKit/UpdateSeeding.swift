@@ -1,0 +1,256 @@
+import Crypto
+import Foundation
+import KioskCore
+
+/// Where the bytes of a chunk are in the installed version of a product: a file of it, at an offset.
+struct ChunkSource: Sendable, Hashable {
+    /// The installed file's path, relative to the installed folder.
+    var path: String
+    /// Where the chunk starts in it.
+    var offset: Int64
+    /// The chunk's length.
+    var length: Int64
+}
+
+/// What an update takes from the installed version, decided from the grant, the installed files and the index of
+/// their chunks alone (no I/O): which granted files are copied whole, and which chunks are copied.
+enum SeedPlan {
+    /// For each granted file to seed (see `wanted`), the path of an installed file with the same SHA-256 and length,
+    /// under any path (a renamed file costs nothing), by granted path. Installed files whose hash is unknown (a
+    /// journal rebuilt from the disk) match nothing. O(granted + installed files).
+    static func wholeFiles(
+        _ files: [GrantFile], installed: [InstalledFile], wanted: (GrantFile) -> Bool
+    ) -> [String: String] {
+        var byHash: [String: InstalledFile] = [:]
+        for file in installed where !file.sha256.isEmpty { byHash[file.sha256.lowercased()] = file }
+        guard !byHash.isEmpty else { return [:] }
+        var plan: [String: String] = [:]
+        for file in files where wanted(file) {
+            if let source = byHash[file.sha256.lowercased()], source.length == file.length {
+                plan[file.path] = source.path
+            }
+        }
+        return plan
+    }
+
+    /// The chunks among `pending` (indexes into `chunks`) whose SHA-256 and length the index of the installed chunks
+    /// holds, with where to copy them from, in file order.
+    static func reusableChunks(
+        _ chunks: [GrantChunk], pending: [Int], index: [String: ChunkSource]
+    ) -> [(index: Int, source: ChunkSource)] {
+        pending.compactMap { position in
+            let chunk = chunks[position]
+            guard let source = index[chunk.sha256.lowercased()], source.length == chunk.length else { return nil }
+            return (position, source)
+        }
+    }
+}
+
+/// The chunks of installed files, cut the way the server cuts (the grant's ``ChunkingParameters``) and hashed:
+/// SHA-256 → where the bytes are. The bytes are read once, 1 MiB at a time; a damaged chunk simply has another hash
+/// (and is fetched).
+enum ChunkIndex {
+    /// Indexes `files` of the folder `directory`; `nil` when this client does not cut with `parameters`. A file that
+    /// cannot be read is left out (its chunks are fetched).
+    static func build(
+        _ files: [InstalledFile], in directory: URL, parameters: ChunkingParameters, fileSystem: any KioskFileSystem
+    ) throws -> [String: ChunkSource]? {
+        guard ContentDefinedChunker(parameters) != nil else { return nil }
+        var index: [String: ChunkSource] = [:]
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileHashing.chunkSize, alignment: 64)
+        defer { buffer.deallocate() }
+        for file in files {
+            try Task.checkCancellation()
+            let url = directory.appendingPathComponent(file.path, isDirectory: false)
+            try? add(url, path: file.path, parameters: parameters, buffer: buffer, fileSystem: fileSystem, to: &index)
+        }
+        return index
+    }
+
+    /// Cuts and hashes one file into `index` (the first place a hash is seen is kept).
+    private static func add(
+        _ url: URL, path: String, parameters: ChunkingParameters, buffer: UnsafeMutableRawBufferPointer,
+        fileSystem: any KioskFileSystem, to index: inout [String: ChunkSource]
+    ) throws(SystemCallError) {
+        guard var chunker = ContentDefinedChunker(parameters) else { return }
+        let file = try fileSystem.open(url, mode: .read)
+        defer { file.close() }
+        var hasher = SHA256()
+        var start: Int64 = 0
+        var position: Int64 = 0
+        func cut(at end: Int64) {
+            let digest = hasher.finalize().hexString
+            if index[digest] == nil { index[digest] = ChunkSource(path: path, offset: start, length: end - start) }
+            hasher = SHA256()
+            start = end
+        }
+        while true {
+            let count = try file.read(into: buffer)
+            if count == 0 { break }
+            var offset = 0
+            while offset < count {
+                let rest = UnsafeRawBufferPointer(rebasing: buffer[offset..<count])
+                guard let boundary = chunker.nextBoundary(in: rest) else {
+                    hasher.update(bufferPointer: rest)
+                    break
+                }
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: rest[..<(rest.startIndex + boundary)]))
+                offset += boundary
+                cut(at: position + Int64(offset))
+            }
+            position += Int64(count)
+        }
+        if position > start { cut(at: position) }
+    }
+}
+
+extension DownloadEngine {
+    /// Seeds the staging of an update from the installed version (`installed`, of another version than the grant's)
+    /// before anything is fetched:
+    /// 1. a granted file whose SHA-256 and length are an installed file's (under any path) is copied (a clone where
+    ///    the volume has one) into its part, hashed from the copy, then takes its final name and is journaled as
+    ///    verified and reused; a copy that does not hash right is deleted and the file fetched;
+    /// 2. for the granted files still missing that the grant cuts into chunks, the installed files (but those copied
+    ///    whole) are cut locally with the grant's chunking and hashed once; each pending chunk found there is copied
+    ///    into the part at its offset, hashed from the bytes written, and journaled as verified and reused. The
+    ///    other chunks are fetched as usual, one request per chunk.
+    ///
+    /// A kill resumes from the journal: what was reused is not copied again. The installed version is only read. A
+    /// full disk throws ``KioskError/insufficientStorage(needed:available:)``, as the fetches do. The reads and
+    /// hashes run in the download's task, as the other hashing of the engine does.
+    func seed(
+        _ work: inout DownloadWork, from installed: InstalledContent, grant: Grant, onDisk: inout [String: Int64],
+        folders: inout Set<String>, tally: ProgressTally, hooks: EngineHooks
+    ) async throws {
+        // Files already under their final name in staging are checked by the fetch path; verified ones are done.
+        func wanted(_ file: GrantFile) -> Bool { !work.verifiedPaths.contains(file.path) && onDisk[file.path] == nil }
+        // A part holding journaled chunks is never replaced by a copy (a copy that failed its hash would leave them
+        // claimed and gone): such a file goes on chunk by chunk.
+        let whole = SeedPlan.wholeFiles(grant.files, installed: installed.files) { file in
+            wanted(file) && work.verifiedChunks[file.path] == nil
+        }
+        for file in grant.files {
+            guard let source = whole[file.path] else { continue }
+            try Task.checkCancellation()
+            try await copyWhole(
+                file, from: installed.url(for: source), work: &work, onDisk: &onDisk, folders: &folders,
+                tally: tally, hooks: hooks)
+        }
+
+        guard let parameters = grant.chunking, parameters.isSupported else { return }
+        let chunked = grant.files.filter { file in
+            wanted(file) && GrantValidation.chunks(of: file, in: grant) != nil
+        }
+        guard !chunked.isEmpty else { return }
+        let copied = Set(whole.values)
+        let candidates = installed.files.filter { !copied.contains($0.path) }
+        guard
+            let index = try ChunkIndex.build(
+                candidates, in: installed.directory, parameters: parameters, fileSystem: fileSystem),
+            !index.isEmpty
+        else { return }
+        for file in chunked {
+            guard let chunks = GrantValidation.chunks(of: file, in: grant) else { continue }
+            let pending = ChunkPlan.pending(chunkCount: chunks.count, verified: work.verifiedChunks[file.path] ?? [])
+            let reusable = SeedPlan.reusableChunks(chunks, pending: pending, index: index)
+            guard !reusable.isEmpty else { continue }
+            try await copyChunks(
+                reusable, of: file, chunks: chunks, from: installed, work: &work, onDisk: &onDisk, folders: &folders,
+                tally: tally, hooks: hooks)
+        }
+    }
+
+    /// Copies an installed file with the granted file's hash into its part, checks the copy and gives it its final
+    /// name (see ``seed(_:from:grant:onDisk:folders:tally:hooks:)``).
+    private func copyWhole(
+        _ file: GrantFile, from source: URL, work: inout DownloadWork, onDisk: inout [String: Int64],
+        folders: inout Set<String>, tally: ProgressTally, hooks: EngineHooks
+    ) async throws {
+        let part = layout.partFile(productID: work.productID, path: file.path)
+        let final = layout.stagedFile(productID: work.productID, path: file.path)
+        let folder = part.deletingLastPathComponent()
+        try createDirectory(folder, known: &folders)
+        onDisk[file.path + ".part"] = nil
+        do {
+            try fileSystem.copyFile(source, to: part)
+        } catch {
+            fileSystem.remove(part)
+            if error.code == ENOSPC || error.code == EDQUOT {
+                throw KioskError.insufficientStorage(
+                    needed: work.grant.map { $0.totalLength - work.verifiedBytes } ?? file.length,
+                    available: availableSpace(layout.root))
+            }
+            return  // the installed file is unreadable: it is fetched
+        }
+        guard (try? FileHashing.sha256(of: part, fileSystem: fileSystem)) == file.sha256.lowercased() else {
+            fileSystem.remove(part)  // damaged on disk: fetched instead
+            return
+        }
+        do {
+            try fileSystem.rename(part, to: final)
+        } catch {
+            fileSystem.remove(part)
+            throw KioskError.fileSystem(path: file.path, underlying: "could not move the copied file")
+        }
+        let change = DownloadChange.verified(path: file.path, reused: file.length)
+        work.record(change, file: file)
+        tally.settle(file.path, adding: file.length)
+        await hooks.checkpoint([change], folder, UnsyncedFile(final, fileSystem: fileSystem))
+    }
+
+    /// Copies the chunks of a granted file found in the installed files into its part at their offsets, each hashed
+    /// from the bytes written and journaled once they are durable (see ``seed(_:from:grant:onDisk:folders:tally:hooks:)``).
+    private func copyChunks(
+        _ reusable: [(index: Int, source: ChunkSource)], of file: GrantFile, chunks: [GrantChunk],
+        from installed: InstalledContent, work: inout DownloadWork, onDisk: inout [String: Int64],
+        folders: inout Set<String>, tally: ProgressTally, hooks: EngineHooks
+    ) async throws {
+        let part = layout.partFile(productID: work.productID, path: file.path)
+        try createDirectory(part.deletingLastPathComponent(), known: &folders)
+        let opened = try fetcher.writerFactory.open(part, min(onDisk[file.path + ".part"] ?? 0, file.length))
+        guard let writer = opened as? any PositionalPartFileWriter else {
+            opened.close()  // a writer that only appends: the file is fetched whole, in order
+            return
+        }
+        let shared = UnsyncedFile(shared: writer)
+        var sources: [String: any KioskFile] = [:]
+        defer { for source in sources.values { source.close() } }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileHashing.chunkSize, alignment: 64)
+        defer { buffer.deallocate() }
+        var copied: Int64 = 0  // in this run (the chunks verified before are counted already)
+        defer {
+            onDisk[file.path + ".part"] = fileSystem.fileSize(part)
+            tally.settle(file.path, adding: copied)
+        }
+        for (index, source) in reusable {
+            try Task.checkCancellation()
+            let chunk = chunks[index]
+            if sources[source.path] == nil {
+                sources[source.path] = try? fileSystem.open(installed.url(for: source.path), mode: .read)
+            }
+            guard let input = sources[source.path] else { continue }
+            var hasher = SHA256()
+            var done: Int64 = 0
+            while done < chunk.length {
+                let want = Int(min(Int64(buffer.count), chunk.length - done))
+                guard
+                    let count = try? input.read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: source.offset + done),
+                    count > 0
+                else { break }
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                try writer.write(bytes, at: chunk.offset + done)
+                hasher.update(bufferPointer: bytes)
+                done += Int64(count)
+            }
+            // The bytes written, not the index, decide: a file changed since it was indexed is fetched instead.
+            guard done == chunk.length, hasher.finalize().hexString == chunk.sha256.lowercased() else { continue }
+            let change = DownloadChange.chunkVerified(path: file.path, index: index, reused: chunk.length)
+            work.record(change, file: file)
+            copied += chunk.length
+            tally.update(file.path, bytes: copied)
+            // The journal fsyncs the part before the record.
+            await hooks.checkpoint([change], nil, shared)
+        }
+    }
+}

@@ -1,0 +1,322 @@
+import Foundation
+import KioskCore
+import KioskServer
+import Testing
+
+@testable import KioskKit
+
+/// #10: a new version of an installed product costs only its new bytes. Files with an unchanged SHA-256 are copied,
+/// the chunks of changed files found in the installed files are copied, the rest is fetched; the installed version
+/// stays usable until the new one is installed.
+@Suite("Updates end to end", .serialized, .timeLimit(.minutes(4)))
+struct UpdateEndToEndTests {
+    typealias Support = KioskKitTestSupport
+
+    static let product = "com.example.kiosk.test.update"
+    static let big = "Contents/big.bin"
+    static let same = "Contents/same.bin"
+    static let removed = "Contents/removed.bin"
+    static let new = "Contents/new.bin"
+
+    /// The issue's scenario at a quarter of its size: 1.0 has a 32 MiB file, a 4 MiB file and a 1 MiB file; 2.0
+    /// inserts 1 MiB in the middle of the big one and overwrites 64 KiB near its end, keeps the 4 MiB file, drops the
+    /// 1 MiB one and adds a new 1 MiB file.
+    struct Versions {
+        var old: [String: Data]
+        var new: [String: Data]
+
+        init() {
+            let noise = UpdateEndToEndTests.noise
+            let big = noise(32 << 20)
+            var edited = big
+            edited.insert(contentsOf: noise(1 << 20), at: 16 << 20)
+            let overwritten = edited.count - (2 << 20)
+            edited.replaceSubrange(overwritten..<(overwritten + (64 << 10)), with: noise(64 << 10))
+            let same = noise(4 << 20)
+            old = [
+                UpdateEndToEndTests.big: big, UpdateEndToEndTests.same: same,
+                UpdateEndToEndTests.removed: noise(1 << 20),
+            ]
+            new = [
+                UpdateEndToEndTests.big: edited, UpdateEndToEndTests.same: same,
+                UpdateEndToEndTests.new: noise(1 << 20),
+            ]
+        }
+    }
+
+    /// Random bytes without repeats (``KioskKitTestSupport/randomData(_:)`` repeats one random MiB, which content-defined
+    /// chunking would find shared between unrelated files).
+    static func noise(_ count: Int) -> Data {
+        var generator = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
+        var words = [UInt64](repeating: 0, count: (count + 7) / 8)
+        for index in words.indices { words[index] = generator.next() }
+        return words.withUnsafeBytes { Data($0.prefix(count)) }
+    }
+
+    /// What 2.0 costs by its manifests: the bytes of its chunks (or of its files without chunks) that 1.0 has
+    /// nowhere, neither as a whole file nor as a chunk.
+    static func newBytes(old: Grant, new: Grant) -> Int64 {
+        let oldFiles = Set(old.files.map(\.sha256))
+        let oldChunks = Set(old.files.flatMap { $0.chunks ?? [] }.map(\.sha256))
+        var total: Int64 = 0
+        for file in new.files where !oldFiles.contains(file.sha256) {
+            guard let chunks = file.chunks else {
+                total += file.length
+                continue
+            }
+            total += chunks.filter { !oldChunks.contains($0.sha256) }.reduce(0) { $0 + $1.length }
+        }
+        return total
+    }
+
+    /// Publishes and installs 1.0 in a cache, then publishes 2.0. Returns the receipt, the cache root, both grants
+    /// and the hashes of 2.0.
+    func installOldThenPublishNew(_ server: TestServer, _ versions: Versions) async throws -> (
+        proof: PurchaseProof, root: URL, old: Grant, new: Grant, hashes: [String: String]
+    ) {
+        try await Support.publish(Self.product, version: "1.0", files: versions.old, on: server)
+        let purchase = try await server.buy(Self.product)
+        let root = server.makeScratchDirectory()
+        let client = try await makeClient(server.baseURL, root: root)
+        let proof = PurchaseProof.receipt(purchase.receiptData)
+        _ = try await client.ensureInstalled(productID: Self.product, proof: proof)
+        await client.close()
+        let old = try await server.grant(Self.product, receipt: purchase.receiptData)
+        let hashes = try await Support.publish(Self.product, version: "2.0", files: versions.new, on: server)
+        let new = try await server.grant(Self.product, receipt: purchase.receiptData)
+        #expect(new.contentVersion == "2.0" && new.chunking?.isSupported == true)
+        #expect((new.files.first { $0.path == Self.big }?.chunks?.count ?? 0) > 8)
+        return (proof, root, old, new, hashes)
+    }
+
+    func makeClient(
+        _ url: URL, root: URL, writer: FileWriterFactory = .posix, availableSpace: (@Sendable (URL) -> Int64?)? = nil
+    ) async throws -> KioskClient {
+        var configuration = KioskClient.Configuration()
+        configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
+        configuration.fileWriterFactory = writer
+        if let availableSpace { configuration.availableSpace = availableSpace }
+        return try await KioskClient(serverURL: url, cacheRoot: root, configuration: configuration)
+    }
+
+    /// The files of a version folder, by path.
+    static func files(in folder: URL) -> Set<String> {
+        Set(POSIXFileSystem().regularFiles(under: folder).map(\.path))
+    }
+
+    @Test func anUpdateFetchesOnlyTheChangedChunks() async throws {
+        try await TestServer.with { server in
+            let versions = Versions()
+            let (proof, root, old, new, hashes) = try await installOldThenPublishNew(server, versions)
+            let layout = CacheLayout(root: root)
+            let sentBefore = try await Support.settledBytesSent(server)
+
+            let client = try await makeClient(server.baseURL, root: root)
+            let content = try await client.update(productID: Self.product, proof: proof)
+
+            // The exact files of 2.0, nothing of 1.0 left.
+            #expect(content.version == "2.0")
+            try Support.expectInstalled(content, hashes: hashes)
+            #expect(Self.files(in: content.directory) == Set(hashes.keys))
+            #expect(
+                !FileManager.default.fileExists(atPath: layout.content(productID: Self.product, version: "1.0").path))
+            #expect(await client.installedContent(for: Self.product)?.version == "2.0")
+
+            // On the wire: the chunks 1.0 does not have, and not a byte more.
+            let expected = Self.newBytes(old: old, new: new)
+            let sent = server.contentBytesSent - sentBefore
+            #expect(sent == expected, "sent \(sent), the new chunks are \(expected)")
+            #expect(expected < 4 << 20 + 2 << 20, "the edits cost \(expected) bytes")  // 1 MiB + 64 KiB + new file
+            let progress = try #require(await client.download(for: Self.product)?.progress)
+            #expect(progress.bytesFetched == expected && progress.bytesReused == new.totalLength - expected)
+            #expect(progress.fraction == 1)
+            await client.close()
+        }
+    }
+
+    @Test func aRenamedFileIsCopiedNotFetched() async throws {
+        try await TestServer.with { server in
+            let data = Self.noise(3 << 20)
+            let small = Self.noise(1000)
+            try await Support.publish(
+                Self.product, version: "1.0", files: ["Contents/a.bin": data, "Contents/s.txt": small], on: server)
+            let purchase = try await server.buy(Self.product)
+            let root = server.makeScratchDirectory()
+            let first = try await makeClient(server.baseURL, root: root)
+            try await first.enqueue(productID: Self.product, receipt: purchase.receiptData)
+            _ = try await first.waitUntilInstalled(productID: Self.product)
+            await first.close()
+
+            let hashes = try await Support.publish(
+                Self.product, version: "2.0",
+                files: ["Contents/Levels/renamed.bin": data, "Contents/Levels/s2.txt": small], on: server)
+            let sentBefore = try await Support.settledBytesSent(server)
+            let client = try await makeClient(server.baseURL, root: root)
+            try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)  // enqueue updates too
+            let content = try await client.waitUntilInstalled(productID: Self.product)
+            try Support.expectInstalled(content, hashes: hashes)
+            #expect(server.contentBytesSent - sentBefore == 0, "fetched \(server.contentBytesSent - sentBefore)")
+            let progress = try #require(await client.download(for: Self.product)?.progress)
+            #expect(progress.bytesReused == Int64(data.count + small.count) && progress.bytesFetched == 0)
+            await client.close()
+        }
+    }
+
+    @Test func aStopInTheMiddleOfAnUpdateResumesWithoutCopyingReusedChunksAgain() async throws {
+        try await TestServer.with { server in
+            let versions = Versions()
+            let (proof, root, old, new, hashes) = try await installOldThenPublishNew(server, versions)
+            let bigChunks = try #require(new.files.first { $0.path == Self.big }?.chunks)
+
+            // Slow writes at offsets: the copying of chunks is caught in the middle.
+            let first = try await makeClient(server.baseURL, root: root, writer: TestWriter.factory(delay: 0.02))
+            try await first.enqueue(productID: Self.product, proof: proof)
+            try await Support.eventually("some chunks reused") {
+                (await first.download(for: Self.product)?.progress.bytesReused ?? 0) > 4 << 20 + 4 << 20
+            }
+            await first.close()  // as if the app were stopped in the middle
+
+            let (snapshot, _) = Journal(layout: CacheLayout(root: root)).load()
+            let record = try #require(snapshot.downloads.first { $0.productID == Self.product })
+            let reusedBefore = try #require(record.reusedBytes[Self.big])
+            let verifiedBefore = record.verifiedChunks[Self.big] ?? []
+            #expect(reusedBefore > 0 && verifiedBefore.count < bigChunks.count, "stopped after the update was done")
+            // The old version is untouched meanwhile.
+            let oldFolder = CacheLayout(root: root).content(productID: Self.product, version: "1.0")
+            #expect(try Data(contentsOf: oldFolder.appendingPathComponent(Self.big)) == versions.old[Self.big])
+
+            let writes = OffsetLog()
+            let second = try await makeClient(server.baseURL, root: root, writer: writes.factory)
+            #expect(await second.download(for: Self.product)?.progress.bytesReused ?? 0 >= reusedBefore)
+            let content = try await second.waitUntilInstalled(productID: Self.product)
+            try Support.expectInstalled(content, hashes: hashes)
+            // No chunk the journal had verified was written again, by a copy or a fetch.
+            let rewritten = verifiedBefore.filter { writes.offsets.contains(bigChunks[$0].offset) }
+            #expect(rewritten.isEmpty, "chunks \(rewritten.sorted()) written again")
+            // The counts survived the relaunch: the whole update's reuse is reported.
+            let progress = try #require(await second.download(for: Self.product)?.progress)
+            #expect(progress.bytesReused == new.totalLength - Self.newBytes(old: old, new: new))
+            await second.close()
+        }
+    }
+
+    @Test func aDamagedLocalChunkIsFetched() async throws {
+        try await TestServer.with { server in
+            let versions = Versions()
+            let (proof, root, old, new, hashes) = try await installOldThenPublishNew(server, versions)
+            // One byte of the installed big file flipped at 1 MiB (before the insertion: same offset in 2.0).
+            let installed = CacheLayout(root: root).content(productID: Self.product, version: "1.0")
+                .appendingPathComponent(Self.big)
+            let handle = try FileHandle(forUpdating: installed)
+            try handle.seek(toOffset: 1 << 20)
+            let byte = try #require(try handle.read(upToCount: 1)).first ?? 0
+            try handle.seek(toOffset: 1 << 20)
+            try handle.write(contentsOf: Data([byte ^ 0xFF]))
+            try handle.close()
+            let damaged = try #require(
+                new.files.first { $0.path == Self.big }?.chunks?.first {
+                    $0.offset <= 1 << 20 && 1 << 20 < $0.offset + $0.length
+                })
+
+            let sentBefore = try await Support.settledBytesSent(server)
+            let client = try await makeClient(server.baseURL, root: root)
+            let content = try await client.update(productID: Self.product, proof: proof)
+            try Support.expectInstalled(content, hashes: hashes)
+            let extra = server.contentBytesSent - sentBefore - Self.newBytes(old: old, new: new)
+            // The damaged chunk (and at most the neighbours whose local cut it moved) came over the wire.
+            #expect(extra >= damaged.length && extra <= damaged.length + 8 << 20, "\(extra) bytes more")
+            await client.close()
+        }
+    }
+
+    @Test func aFullDiskDuringAnUpdatePausesItAndKeepsTheOldVersion() async throws {
+        try await TestServer.with { server in
+            let versions = Versions()
+            let (proof, root, _, _, hashes) = try await installOldThenPublishNew(server, versions)
+            // The free space is unknown (no check up front): the disk fills up while chunks are copied.
+            let disk = SimulatedDisk(capacity: 2 << 20)
+            let sentBefore = try await Support.settledBytesSent(server)
+            let client = try await makeClient(
+                server.baseURL, root: root, writer: TestWriter.factory(disk: disk), availableSpace: { _ in nil })
+            do {
+                _ = try await client.update(productID: Self.product, proof: proof)
+                Issue.record("installed on a full disk")
+            } catch {
+                guard case KioskKit.KioskError.insufficientStorage = error else {
+                    Issue.record("expected insufficientStorage, got \(error)")
+                    return
+                }
+            }
+            #expect(disk.failures > 0)
+            // It filled up while copying from 1.0, before anything was fetched.
+            #expect(server.contentBytesSent == sentBefore)
+            #expect((await client.download(for: Self.product)?.progress.bytesReused ?? 0) > 0)
+            #expect(await client.download(for: Self.product)?.state == .paused(.insufficientStorage))
+            // 1.0 is still installed and readable, byte for byte.
+            let old = try #require(await client.installedContent(for: Self.product))
+            #expect(old.version == "1.0")
+            for (path, data) in versions.old { #expect(try Data(contentsOf: old.url(for: path)) == data, "\(path)") }
+
+            disk.free()
+            let content = try await client.update(productID: Self.product, proof: proof)
+            try Support.expectInstalled(content, hashes: hashes)
+            await client.close()
+        }
+    }
+}
+
+extension UpdateEndToEndTests {
+    /// `kiosk get` of an installed product brings it to the served version and says what it reused and fetched.
+    @Test func kioskGetUpdatesAndPrintsWhatItReusedAndFetched() async throws {
+        try await TestServer.with { server in
+            let versions = Versions()
+            let (proof, root, old, new, hashes) = try await installOldThenPublishNew(server, versions)
+            guard case .receipt(let receipt) = proof else { return }
+            let command = [
+                "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache", root.path,
+            ]
+            let outcome = try await ChildProcess.runKiosk(command, input: Data(receipt.utf8))
+            #expect(outcome.exitStatus == 0, "\(outcome)")
+            let folder = CacheLayout(root: root).content(productID: Self.product, version: "2.0")
+            #expect(outcome.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == folder.path)
+            for (path, hash) in hashes { #expect(try Support.sha256(of: folder.appendingPathComponent(path)) == hash) }
+            let fetched = Self.newBytes(old: old, new: new)
+            let size = { (bytes: Int64) in ByteCountFormatter.string(fromByteCount: bytes, countStyle: .file) }
+            let expected = "reused \(size(new.totalLength - fetched)), fetched \(size(fetched))"
+            #expect(outcome.standardError.contains("done (\(expected))"), "\(outcome.standardError)")
+        }
+    }
+}
+
+/// Part-file writers (POSIX) that record every offset written at (the first byte of each write).
+final class OffsetLog: Sendable {
+    private let written = Locked(Set<Int64>())
+
+    var offsets: Set<Int64> { written.withLock { $0 } }
+
+    var factory: FileWriterFactory {
+        FileWriterFactory { url, offset throws(KioskKit.KioskError) in
+            Writer(inner: try POSIXPartFileWriter(url: url, truncatingTo: offset), owner: self)
+        }
+    }
+
+    final class Writer: PositionalPartFileWriter {
+        let inner: POSIXPartFileWriter
+        let owner: OffsetLog
+
+        init(inner: POSIXPartFileWriter, owner: OffsetLog) {
+            self.inner = inner
+            self.owner = owner
+        }
+
+        func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) { try inner.write(bytes) }
+
+        func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
+            owner.written.withLock { _ = $0.insert(offset) }
+            try inner.write(bytes, at: offset)
+        }
+
+        func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
+        func close() { inner.close() }
+    }
+}
