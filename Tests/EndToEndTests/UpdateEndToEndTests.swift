@@ -70,14 +70,15 @@ struct UpdateEndToEndTests {
     }
 
     /// Publishes and installs 1.0 in a cache, then publishes 2.0. Returns the receipt, the cache root, both grants
-    /// and the hashes of 2.0.
-    func installOldThenPublishNew(_ server: TestServer, _ versions: Versions) async throws -> (
-        proof: PurchaseProof, root: URL, old: Grant, new: Grant, hashes: [String: String]
-    ) {
+    /// and the hashes of 2.0. With `sparingFaults`, 1.0 is installed with `Kiosk-Fault: none` (full speed on a server
+    /// started with faults).
+    func installOldThenPublishNew(_ server: TestServer, _ versions: Versions, sparingFaults: Bool = false) async throws
+        -> (proof: PurchaseProof, root: URL, old: Grant, new: Grant, hashes: [String: String])
+    {
         try await Support.publish(Self.product, version: "1.0", files: versions.old, on: server)
         let purchase = try await server.buy(Self.product)
         let root = server.makeScratchDirectory()
-        let client = try await makeClient(server.baseURL, root: root)
+        let client = try await makeClient(server.baseURL, root: root, sparingFaults: sparingFaults)
         let proof = PurchaseProof.receipt(purchase.receiptData)
         _ = try await client.ensureInstalled(productID: Self.product, proof: proof)
         await client.close()
@@ -90,9 +91,15 @@ struct UpdateEndToEndTests {
     }
 
     func makeClient(
-        _ url: URL, root: URL, writer: FileWriterFactory = .posix, availableSpace: (@Sendable (URL) -> Int64?)? = nil
+        _ url: URL, root: URL, writer: FileWriterFactory = .posix, availableSpace: (@Sendable (URL) -> Int64?)? = nil,
+        sparingFaults: Bool = false
     ) async throws -> KioskClient {
         var configuration = KioskClient.Configuration()
+        if sparingFaults {
+            let session = URLSessionConfiguration.ephemeral
+            session.httpAdditionalHeaders = ["Kiosk-Fault": "none"]
+            configuration.sessionConfiguration = session
+        }
         configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
         configuration.fileWriterFactory = writer
         if let availableSpace { configuration.availableSpace = availableSpace }
