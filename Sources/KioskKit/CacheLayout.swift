@@ -51,6 +51,9 @@ public struct CacheLayout: Sendable, Hashable {
     public var stagingRoot: URL { root.appendingPathComponent("Staging", isDirectory: true) }
     /// The folder of all installed content.
     public var contentRoot: URL { root.appendingPathComponent("Content", isDirectory: true) }
+    /// The folder of the previous versions kept by updates (see
+    /// ``KioskClient/update(productID:proof:priority:keepingPrevious:)``).
+    public var keptRoot: URL { root.appendingPathComponent("Kept", isDirectory: true) }
 
     /// The staging folder of one product.
     public func staging(productID: String) -> URL {
@@ -65,6 +68,11 @@ public struct CacheLayout: Sendable, Hashable {
     /// A partial file in staging (`<path>.part`).
     public func partFile(productID: String, path: String) -> URL {
         staging(productID: productID).appendingPathComponent(path + ".part", isDirectory: false)
+    }
+
+    /// The folder of a previous version of a product kept by an update.
+    public func kept(productID: String, version: String) -> URL {
+        keptRoot.appendingPathComponent(productID, isDirectory: true).appendingPathComponent(version, isDirectory: true)
     }
 
     /// The installed folder of one version of a product.

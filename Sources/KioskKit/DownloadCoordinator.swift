@@ -72,6 +72,12 @@ struct Download: Sendable {
         stored.priority = priority
     }
 
+    /// Keeps the installed version when this download installs another one.
+    mutating func keepPrevious() { stored.keepsPrevious = true }
+
+    /// Whether the installed version is kept when this download installs another one.
+    var keepsPrevious: Bool { stored.keepsPrevious == true }
+
     /// What the engine starts from.
     var work: DownloadWork {
         DownloadWork(
@@ -124,6 +130,9 @@ struct DownloadCoordinator: Sendable {
         case deleteStaging(productID: String)
         /// Delete installed content's folder (never content moved out of the caches).
         case deleteContent(InstalledContent)
+        /// Move the previous version's folder to ``CacheLayout/kept(productID:version:)`` (content moved out of the
+        /// caches stays where it is).
+        case keepContent(InstalledContent)
         /// Record the installed content's marker (what the reconciler checks).
         case recordMarker(InstalledContent)
         /// Forget the product's marker.
@@ -217,21 +226,22 @@ struct DownloadCoordinator: Sendable {
 
     /// Enqueues a product. A live download of it takes the new proof and priority and is resumed; after a cancel,
     /// once installed, or when there is none, a new download starts (older records of the product are forgotten).
-    mutating func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority, now: Date)
-        -> (DownloadID, [Action])
-    {
+    mutating func enqueue(
+        productID: String, proof: PurchaseProof, priority: DownloadPriority, keepingPrevious: Bool = false, now: Date
+    ) -> (DownloadID, [Action]) {
         if var existing = live(for: productID), !Self.startsOver(existing.state) {
             existing.update(proof: proof, priority: priority)
+            let keeps = keepingPrevious && !existing.keepsPrevious
+            if keeps { existing.keepPrevious() }
             downloads[existing.id] = existing
             let record = existing.record
-            var actions: [Action] = [
-                .journal(
-                    [
-                        .proof(
-                            id: existing.id, receipt: record.receipt, signedTransaction: record.signedTransaction,
-                            priority: priority)
-                    ], synchronize: false)
+            var entries: [JournalEntry] = [
+                .proof(
+                    id: existing.id, receipt: record.receipt, signedTransaction: record.signedTransaction,
+                    priority: priority)
             ]
+            if keeps { entries.append(.keepsPrevious(id: existing.id)) }
+            var actions: [Action] = [.journal(entries, synchronize: false)]
             actions += transition(existing.id) { $0.resume() }
             return (existing.id, actions)
         }
@@ -243,6 +253,7 @@ struct DownloadCoordinator: Sendable {
             sequence: nextSequence, state: .waiting, attempt: 0, grant: nil, entityTags: [:], verifiedPaths: [],
             integrityFailures: [:], createdAt: now)
         record.proof = proof
+        if keepingPrevious { record.keepsPrevious = true }
         nextSequence += 1
         let download = Download(
             record: record, machine: DownloadStateMachine(maximumAttempts: retryPolicy.maximumAttempts))
@@ -425,7 +436,7 @@ struct DownloadCoordinator: Sendable {
                 return [.deleteContent(content), .schedule]
             }
             if let previous = installed[content.productID], previous.directory != content.directory {
-                actions.append(.deleteContent(previous))
+                actions.append(download.keepsPrevious ? .keepContent(previous) : .deleteContent(previous))
             }
             installed[content.productID] = content
             download.progress.bytesWritten = content.totalLength

@@ -35,6 +35,10 @@ struct DownloadRecord: Sendable, Hashable, Codable {
     /// chunks of it reused), for files verified or with verified chunks. Optional so that journals written before
     /// updates reused bytes read (they have none).
     var reused: [String: Int64]? = nil
+    /// Whether the app asked to keep the installed version when this download installs another one (see
+    /// ``KioskClient/update(productID:proof:priority:keepingPrevious:)``): it is moved to ``CacheLayout/kept(productID:version:)``
+    /// instead of being deleted. Optional so that journals written before it read (`nil`: deleted).
+    var keepsPrevious: Bool? = nil
 
     /// ``reused``, empty when absent.
     var reusedBytes: [String: Int64] {

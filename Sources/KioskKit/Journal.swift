@@ -24,6 +24,9 @@ struct JournalSnapshot: Sendable, Hashable, Codable {
             guard let index = downloads.firstIndex(where: { $0.id == id }) else { return }
             downloads[index].state = state
             downloads[index].attempt = attempt
+        case .keepsPrevious(let id):
+            guard let index = downloads.firstIndex(where: { $0.id == id }) else { return }
+            downloads[index].keepsPrevious = true
         case .proof(let id, let receipt, let signedTransaction, let priority):
             guard let index = downloads.firstIndex(where: { $0.id == id }) else { return }
             downloads[index].receipt = receipt
@@ -64,6 +67,8 @@ enum JournalEntry: Sendable, Hashable, Codable {
     case installed(InstalledContent)
     /// A product's installed content removed.
     case removed(productID: String)
+    /// The app asked to keep the installed version when the download installs another one.
+    case keepsPrevious(id: DownloadID)
 }
 
 /// The journal: a snapshot (`journal.json`) and an append-only log of the changes since (`journal.log`).

@@ -335,7 +335,7 @@ public actor KioskClient {
 
     /// The installed products whose served `content_version` differs from the installed one, by product ID. The
     /// catalog comes from the copy kept in the cache root, brought up to date with the change feed first (one small
-    /// request; see ``products(ids:)``). Enqueue a product, or call ``update(productID:proof:priority:)``, to fetch
+    /// request; see ``products(ids:)``). Enqueue a product, or call ``update(productID:proof:priority:keepingPrevious:)``, to fetch
     /// its served version: only what changed is fetched.
     public func availableUpdates() async throws(KioskError) -> [ProductUpdate] {
         try ensureOpen()
@@ -459,7 +459,7 @@ public actor KioskClient {
     /// A product has at most one download: enqueueing it again returns the existing download (resumed if it
     /// was paused or failed, with the new receipt and priority). After a cancel, or once installed, it starts a new
     /// download; for an installed product whose served version is another, that download is an update, which reuses
-    /// what the installed version has (see ``update(productID:proof:priority:)``).
+    /// what the installed version has (see ``update(productID:proof:priority:keepingPrevious:)``).
     @discardableResult
     public func enqueue(productID: String, receipt: String, priority: DownloadPriority = .normal)
         throws(KioskError) -> DownloadID
@@ -474,12 +474,22 @@ public actor KioskClient {
     public func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
         throws(KioskError) -> DownloadID
     {
+        try enqueue(productID: productID, proof: proof, priority: priority, keepingPrevious: false)
+    }
+
+    /// ``enqueue(productID:proof:priority:)``, and whether the installed version is to be kept when the download
+    /// installs another one (once asked, for the rest of the download, across relaunches).
+    @discardableResult
+    private func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority, keepingPrevious: Bool)
+        throws(KioskError) -> DownloadID
+    {
         guard Identifiers.isValidProductID(productID) else {
             throw .invalidArgument("'\(productID)' is not a valid product ID")
         }
         guard !proof.isEmpty else { throw .invalidArgument("The proof of purchase is empty.") }
         try ensureOpen()
-        let (id, actions) = coordinator.enqueue(productID: productID, proof: proof, priority: priority, now: Date())
+        let (id, actions) = coordinator.enqueue(
+            productID: productID, proof: proof, priority: priority, keepingPrevious: keepingPrevious, now: Date())
         execute(actions)
         return id
     }
@@ -572,6 +582,41 @@ public actor KioskClient {
         return coordinator.installed[productID]
     }
 
+    /// The previous versions of a product kept by ``update(productID:proof:priority:keepingPrevious:)``, by version.
+    /// They are plain folders that KioskKit no longer tracks or checks: in the caches directory, which the system
+    /// may purge, until ``removeKeptVersion(_:)`` deletes them.
+    public func keptVersions(of productID: String) -> [KeptVersion] {
+        guard Identifiers.isValidProductID(productID) else { return [] }
+        let folder = layout.keptRoot.appendingPathComponent(productID, isDirectory: true)
+        return (fileSystem.contentsOfDirectory(folder) ?? []).sorted().map { version in
+            KeptVersion(productID: productID, version: version, directory: folder.appendingPathComponent(version))
+        }
+    }
+
+    /// Deletes a kept previous version (see ``keptVersions(of:)``).
+    /// - Throws: ``KioskError/notFound(productID:)`` when that version of the product is not kept.
+    public func removeKeptVersion(_ kept: KeptVersion) throws(KioskError) {
+        try ensureOpen()
+        guard keptVersions(of: kept.productID).contains(where: { $0.version == kept.version }) else {
+            throw .notFound(productID: kept.productID)
+        }
+        fileSystem.remove(layout.kept(productID: kept.productID, version: kept.version))
+    }
+
+    /// Moves the previous version of an updated product to ``CacheLayout/kept(productID:version:)``, replacing an
+    /// earlier kept copy of the same version; content moved out of the caches stays where the app put it. When the
+    /// move fails, the folder stays where it was (never deleted: the app asked to keep it).
+    private func keep(_ content: InstalledContent) {
+        guard !content.isOutsideCaches else { return }
+        let destination = layout.kept(productID: content.productID, version: content.version)
+        fileSystem.remove(destination)
+        let parent = destination.deletingLastPathComponent()
+        guard (try? CacheFiles.createDirectory(parent, under: layout.root, fileSystem: fileSystem)) != nil else {
+            return
+        }
+        try? fileSystem.rename(content.directory, to: destination)
+    }
+
     /// Deletes a product's installed content (content moved out of the caches is forgotten, not deleted).
     public func remove(_ productID: String) throws(KioskError) {
         try ensureOpen()
@@ -659,16 +704,19 @@ public actor KioskClient {
     /// files whose SHA-256 is unchanged (under any path) are copied or cloned, the chunks of changed files found in
     /// the installed files are copied, and only the rest is fetched (``DownloadProgress/bytesReused`` and
     /// ``DownloadProgress/bytesFetched`` tell which). The installed version stays in place and usable until the new
-    /// one is installed, then it is deleted. A product not installed is downloaded whole, as by
+    /// one is installed, then it is deleted; with `keepingPrevious`, it is moved instead to
+    /// `Kept/<product_id>/<version>/` under the cache root, found with ``keptVersions(of:)`` and deleted with
+    /// ``removeKeptVersion(_:)`` (the request holds for the rest of this download, across relaunches, whoever
+    /// enqueues the product meanwhile). A product not installed is downloaded whole, as by
     /// ``ensureInstalled(productID:proof:priority:)``.
     ///
     /// Outcomes while it waits are those of ``ensureInstalled(productID:proof:priority:)``; a full disk throws
     /// ``KioskError/insufficientStorage(needed:available:)`` with the installed version intact. Use
     /// ``availableUpdates()`` to learn which products have a new version without asking for grants.
-    public func update(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
-        async throws(KioskError) -> InstalledContent
-    {
-        try enqueue(productID: productID, proof: proof, priority: priority)
+    public func update(
+        productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal, keepingPrevious: Bool = false
+    ) async throws(KioskError) -> InstalledContent {
+        try enqueue(productID: productID, proof: proof, priority: priority, keepingPrevious: keepingPrevious)
         switch await waitForInstall(of: productID) {
         case .some(.success(let content)): return content
         case .some(.failure(let error)): throw error
@@ -790,6 +838,8 @@ public actor KioskClient {
                 fileSystem.remove(layout.staging(productID: productID))
             case .deleteContent(let content):
                 if !content.isOutsideCaches { fileSystem.remove(content.directory) }
+            case .keepContent(let content):
+                keep(content)
             case .recordMarker(let content):
                 markers.record(content)
             case .forgetMarker(let productID):

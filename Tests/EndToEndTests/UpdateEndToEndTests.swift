@@ -128,6 +128,7 @@ struct UpdateEndToEndTests {
             #expect(
                 !FileManager.default.fileExists(atPath: layout.content(productID: Self.product, version: "1.0").path))
             #expect(await client.installedContent(for: Self.product)?.version == "2.0")
+            #expect(await client.keptVersions(of: Self.product).isEmpty)  // not asked to keep 1.0
 
             // On the wire: the chunks 1.0 does not have, and not a byte more.
             let expected = Self.newBytes(old: old, new: new)

@@ -47,6 +47,7 @@ struct MockExecutor {
                 }
             case .deleteStaging(let productID): log.append("delete staging \(productID)")
             case .deleteContent(let content): log.append("delete content \(content.productID) \(content.version)")
+            case .keepContent(let content): log.append("keep content \(content.productID) \(content.version)")
             case .recordMarker(let content): log.append("marker \(content.productID)")
             case .forgetMarker(let productID): log.append("forget marker \(productID)")
             case .schedule: run(coordinator.schedule())
@@ -89,6 +90,7 @@ struct MockExecutor {
         case .forgotten: "forgotten"
         case .installed(let content): "installed \(content.productID) \(content.version)"
         case .removed(let productID): "removed \(productID)"
+        case .keepsPrevious: "keeps previous"
         }
     }
 }
@@ -413,6 +415,34 @@ struct DownloadCoordinatorTests {
         executor.run(executor.coordinator.transferCompleted(second).1)
         let lines = executor.event { $0.transferEnded(second, .success(content("p1", version: "2.0")), now: Self.now) }
         #expect(lines.first == "delete content p1 1.0")
+        #expect(executor.coordinator.installed["p1"]?.version == "2.0")
+    }
+
+    @Test func anUpdateAskedToKeepThePreviousVersionJournalsTheRequestAndKeepsIt() {
+        var executor = executor()
+        let first = executor.enqueue("p1")
+        executor.run(executor.coordinator.transferCompleted(first).1)
+        executor.run(executor.coordinator.transferEnded(first, .success(content("p1")), now: Self.now))
+        let second = executor.enqueue("p1")
+        // Asked while the update runs: journaled with the download, once.
+        let proof = PurchaseProof.receipt("cmVjZWlwdA==")
+        let asked = executor.event {
+            $0.enqueue(productID: "p1", proof: proof, priority: .normal, keepingPrevious: true, now: Self.now).1
+        }
+        #expect(asked.contains("journal keeps previous"))
+        let again = executor.event {
+            $0.enqueue(productID: "p1", proof: proof, priority: .normal, keepingPrevious: true, now: Self.now).1
+        }
+        #expect(!again.contains("journal keeps previous"))
+        #expect(executor.coordinator.journalSnapshot.downloads.first { $0.id == second }?.keepsPrevious == true)
+        // Replayed from the journal's entries (a relaunch), the download still keeps the previous version.
+        var replayed = JournalSnapshot()
+        for entry in executor.journal { replayed.apply(entry) }
+        #expect(replayed.downloads.first { $0.id == second }?.keepsPrevious == true)
+        executor.run(executor.coordinator.transferCompleted(second).1)
+        let lines = executor.event { $0.transferEnded(second, .success(content("p1", version: "2.0")), now: Self.now) }
+        #expect(lines.first == "keep content p1 1.0")
+        #expect(!lines.contains { $0.hasPrefix("delete content") })
         #expect(executor.coordinator.installed["p1"]?.version == "2.0")
     }
 
