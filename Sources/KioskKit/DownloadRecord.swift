@@ -36,8 +36,9 @@ struct DownloadRecord: Sendable, Hashable, Codable {
     /// updates reused bytes read (they have none).
     var reused: [String: Int64]? = nil
     /// Whether the app asked to keep the installed version when this download installs another one (see
-    /// ``KioskClient/update(productID:proof:priority:keepingPrevious:)``): it is moved to ``CacheLayout/kept(productID:version:)``
-    /// instead of being deleted. Optional so that journals written before it read (`nil`: deleted).
+    /// ``KioskClient/update(productID:proof:priority:keepingPrevious:)``): it is moved to
+    /// ``CacheLayout/kept(productID:version:)`` instead of being deleted. Optional so that journals written before it
+    /// read (`nil`: deleted).
     var keepsPrevious: Bool? = nil
 
     /// ``reused``, empty when absent.

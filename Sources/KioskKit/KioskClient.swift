@@ -335,8 +335,9 @@ public actor KioskClient {
 
     /// The installed products whose served `content_version` differs from the installed one, by product ID. The
     /// catalog comes from the copy kept in the cache root, brought up to date with the change feed first (one small
-    /// request; see ``products(ids:)``). Enqueue a product, or call ``update(productID:proof:priority:keepingPrevious:)``, to fetch
-    /// its served version: only what changed is fetched.
+    /// request; see ``products(ids:)``). Enqueue a product, or call
+    /// ``update(productID:proof:priority:keepingPrevious:)``, to fetch its served version: only what changed is
+    /// fetched.
     public func availableUpdates() async throws(KioskError) -> [ProductUpdate] {
         try ensureOpen()
         let catalog = try await refreshedCatalog()
