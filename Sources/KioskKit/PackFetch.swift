@@ -10,9 +10,9 @@ enum PackPlan {
     static let maximumFileLength: Int64 = 256 << 10
     /// The most bytes one pack request brings: several requests of a product run at once, each holding a
     /// connection of the budget.
-    static let maximumRunLength: Int64 = 2 << 20
+    static let maximumRunLength: Int64 = 512 << 10
     /// The most files one pack request brings.
-    static let maximumRunFiles = 512
+    static let maximumRunFiles = 256
     /// The blocks a run's bytes are written in (``DownloadEngine/packBlocks``).
     static let blockSize = 64 << 10
 
