@@ -27,17 +27,7 @@ enum PackPlan {
     }
 
     /// Where each file starts in the pack, then the pack's length.
-    static func offsets(of files: [GrantFile]) -> [Int64] {
-        var offsets: [Int64] = []
-        offsets.reserveCapacity(files.count + 1)
-        var position: Int64 = 0
-        for file in files {
-            offsets.append(position)
-            position += file.length
-        }
-        offsets.append(position)
-        return offsets
-    }
+    static func offsets(of files: [GrantFile]) -> [Int64] { GrantPack.offsets(of: files.lazy.map(\.length)) }
 
     /// The run of files starting at `index`: consecutive files that `isPackable` accepts, within
     /// ``maximumRunLength`` and ``maximumRunFiles``; `nil` when fewer than two files qualify (one file is fetched
