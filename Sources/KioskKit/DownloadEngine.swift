@@ -140,6 +140,8 @@ struct DownloadEngine: Sendable {
     let availableSpace: @Sendable (URL) -> Int64?
     /// The most chunk requests of one file in flight at once (each also holds a permit of ``budget``).
     var connectionsPerFile = 4
+    /// Whether runs of small files come from the grant's pack (``PackPlan``).
+    var usesPacks = true
     /// The transfer blocks of chunk requests, reused from chunk to chunk (see ``TransferBlocks``).
     let rangeBlocks = BlockPool()
     /// The transfer blocks of pack runs: smaller, because a run's files are written, verified and journaled as
@@ -187,7 +189,7 @@ struct DownloadEngine: Sendable {
         }
         var renewal: GrantNeed?
         // Runs of small files with nothing on disk yet come from the pack, one request per run.
-        let packURL = try PackPlan.path(of: grant).map { try api.url($0) }
+        let packURL = try (usesPacks ? PackPlan.path(of: grant) : nil).map { try api.url($0) }
         let packOffsets = packURL == nil ? [] : PackPlan.offsets(of: grant.files)
         let isPackable = { (file: GrantFile) -> Bool in
             file.length <= PackPlan.maximumFileLength && !work.verifiedPaths.contains(file.path)

@@ -32,6 +32,11 @@ public actor KioskClient {
         /// Each chunk is verified on its own as it arrives; the requests draw from ``maximumConnections`` like the
         /// files in flight. Values below 1 count as 1.
         public var maxConnectionsPerFile: Int = 4
+        /// Whether runs of small files (up to 256 KiB each, up to 512 files or 2 MiB a run) come from the grant's
+        /// pack, one ranged request per run, when the server offers one (default `true`). Each file is still
+        /// verified against its own SHA-256. `false` fetches every file with a request of its own, for example when a
+        /// cache in front of the server keeps files by URL.
+        public var usesPacks: Bool = true
         /// How transient failures are retried.
         public var retryPolicy = RetryPolicy()
         /// The idle timeout of requests, in seconds, when there is no ``sessionConfiguration`` (whose own timeouts
@@ -191,7 +196,8 @@ public actor KioskClient {
         self.engine = DownloadEngine(
             api: api, fetcher: fetcher, layout: layout, fileSystem: fileSystem,
             budget: ConnectionBudget(limit: configuration.maximumConnections),
-            availableSpace: configuration.availableSpace, connectionsPerFile: configuration.maxConnectionsPerFile)
+            availableSpace: configuration.availableSpace, connectionsPerFile: configuration.maxConnectionsPerFile,
+            usesPacks: configuration.usesPacks)
         self.journal = Journal(layout: layout, fileSystem: fileSystem)
         self.markers = ContentMarkers(layout: layout, fileSystem: fileSystem)
         let (snapshot, recovery) = journal.load()

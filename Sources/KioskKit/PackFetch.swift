@@ -10,9 +10,9 @@ enum PackPlan {
     static let maximumFileLength: Int64 = 256 << 10
     /// The most bytes one pack request brings: several requests of a product run at once, each holding a
     /// connection of the budget.
-    static let maximumRunLength: Int64 = 2 << 20
+    static let maximumRunLength: Int64 = 512 << 10
     /// The most files one pack request brings.
-    static let maximumRunFiles = 512
+    static let maximumRunFiles = 256
     /// The blocks a run's bytes are written in (``DownloadEngine/packBlocks``).
     static let blockSize = 64 << 10
 
@@ -27,17 +27,7 @@ enum PackPlan {
     }
 
     /// Where each file starts in the pack, then the pack's length.
-    static func offsets(of files: [GrantFile]) -> [Int64] {
-        var offsets: [Int64] = []
-        offsets.reserveCapacity(files.count + 1)
-        var position: Int64 = 0
-        for file in files {
-            offsets.append(position)
-            position += file.length
-        }
-        offsets.append(position)
-        return offsets
-    }
+    static func offsets(of files: [GrantFile]) -> [Int64] { GrantPack.offsets(of: files.lazy.map(\.length)) }
 
     /// The run of files starting at `index`: consecutive files that `isPackable` accepts, within
     /// ``maximumRunLength`` and ``maximumRunFiles``; `nil` when fewer than two files qualify (one file is fetched

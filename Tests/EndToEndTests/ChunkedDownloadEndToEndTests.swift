@@ -43,7 +43,7 @@ struct ChunkedDownloadEndToEndTests {
     @Test func parallelRangesGiveTheExactBytes() async throws {
         try await TestServer.with { server in
             let (data, _, receipt) = try await publish(server)
-            let writers = PositionalWriters(delay: 0.002)
+            let writers = ObservedWriters(delay: 0.002)
             let client = try await makeClient(
                 server.baseURL, root: server.makeScratchDirectory(), writer: writers.factory)
             try await client.enqueue(productID: Self.product, receipt: receipt)
@@ -193,52 +193,6 @@ extension ChunkedDownloadEndToEndTests {
             #expect(try Data(contentsOf: content.url(for: Self.path)) == data)
             await second.close()
         }
-    }
-}
-
-/// Part-file writers that count the writes at offsets under way (the chunks of one file written at once) and the
-/// appending writes (a file fetched whole).
-final class PositionalWriters: Sendable {
-    private let counts = Locked((now: 0, most: 0, appended: 0))
-    let delay: TimeInterval
-
-    init(delay: TimeInterval) { self.delay = delay }
-
-    var most: Int { counts.withLock { $0.most } }
-    var appended: Int { counts.withLock { $0.appended } }
-
-    var factory: FileWriterFactory {
-        FileWriterFactory { url, offset throws(KioskKit.KioskError) in
-            Writer(inner: try POSIXPartFileWriter(url: url, truncatingTo: offset), owner: self)
-        }
-    }
-
-    final class Writer: PositionalPartFileWriter {
-        let inner: POSIXPartFileWriter
-        let owner: PositionalWriters
-
-        init(inner: POSIXPartFileWriter, owner: PositionalWriters) {
-            self.inner = inner
-            self.owner = owner
-        }
-
-        func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) {
-            owner.counts.withLock { $0.appended += 1 }
-            try inner.write(bytes)
-        }
-
-        func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
-            owner.counts.withLock {
-                $0.now += 1
-                $0.most = max($0.most, $0.now)
-            }
-            defer { owner.counts.withLock { $0.now -= 1 } }
-            if owner.delay > 0 { Thread.sleep(forTimeInterval: owner.delay) }
-            try inner.write(bytes, at: offset)
-        }
-
-        func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
-        func close() { inner.close() }
     }
 }
 

@@ -90,9 +90,9 @@ struct FaultInjectionTests {
             var response: RawHTTPResponse?
             let slow = try await elapsed { response = try await fixture.faulty("throttle=400KiB/s", [range]) }
             #expect(response?.body == fixture.clean.prefix(204_800))
+            // A lower bound only: the pace guarantees it whatever the machine's load (an unthrottled request
+            // compared against it measured the load, and failed when the machine was busy).
             #expect(slow >= .milliseconds(450), "200 KiB at 400 KiB/s took \(slow)")
-            let fast = try await elapsed { _ = try await fixture.get([range]) }
-            #expect(fast < slow)
             #expect(try await fixture.injected("throttle") == 1)
         }
     }

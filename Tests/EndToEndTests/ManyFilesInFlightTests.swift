@@ -12,65 +12,6 @@ struct ManyFilesInFlightTests {
 
     static let product = "com.example.kiosk.test.inflight"
 
-    /// Part-file writers that count the writes under way: every write of a file happens while its request holds a
-    /// connection permit, so the most writes at once is the most files in flight seen.
-    final class InFlightWriters: Sendable {
-        private let counts = Locked((now: 0, most: 0, total: 0, bytes: 0))
-        let delay: TimeInterval
-
-        init(delay: TimeInterval) { self.delay = delay }
-
-        var most: Int { counts.withLock { $0.most } }
-        var now: Int { counts.withLock { $0.now } }
-        /// The writes so far.
-        var total: Int { counts.withLock { $0.total } }
-        /// The bytes written in all.
-        var bytes: Int { counts.withLock { $0.bytes } }
-
-        var factory: FileWriterFactory {
-            FileWriterFactory { url, offset throws(KioskKit.KioskError) in
-                Writer(inner: try POSIXPartFileWriter(url: url, truncatingTo: offset), owner: self)
-            }
-        }
-
-        final class Writer: PositionalPartFileWriter {
-            let inner: POSIXPartFileWriter
-            let owner: InFlightWriters
-
-            init(inner: POSIXPartFileWriter, owner: InFlightWriters) {
-                self.inner = inner
-                self.owner = owner
-            }
-
-            func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) {
-                owner.counts.withLock {
-                    $0.now += 1
-                    $0.most = max($0.most, $0.now)
-                    $0.total += 1
-                    $0.bytes += bytes.count
-                }
-                defer { owner.counts.withLock { $0.now -= 1 } }
-                if owner.delay > 0 { Thread.sleep(forTimeInterval: owner.delay) }
-                try inner.write(bytes)
-            }
-
-            func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
-                owner.counts.withLock {
-                    $0.now += 1
-                    $0.most = max($0.most, $0.now)
-                    $0.total += 1
-                    $0.bytes += bytes.count
-                }
-                defer { owner.counts.withLock { $0.now -= 1 } }
-                if owner.delay > 0 { Thread.sleep(forTimeInterval: owner.delay) }
-                try inner.write(bytes, at: offset)
-            }
-
-            func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
-            func close() { inner.close() }
-        }
-    }
-
     /// Publishes `count` files of `size` bytes, 50 to a folder; returns their SHA-256 by path.
     func publish(_ server: TestServer, count: Int, size: Int) async throws -> [String: String] {
         let block = Support.randomData(size + count)
@@ -81,7 +22,7 @@ struct ManyFilesInFlightTests {
         return try await Support.publish(Self.product, version: "1.0", files: files, on: server)
     }
 
-    func makeClient(_ server: TestServer, writers: InFlightWriters, connections: Int) async throws -> KioskClient {
+    func makeClient(_ server: TestServer, writers: ObservedWriters, connections: Int) async throws -> KioskClient {
         var configuration = KioskClient.Configuration()
         configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
         configuration.fileWriterFactory = writers.factory
@@ -95,7 +36,7 @@ struct ManyFilesInFlightTests {
         try await TestServer.with { server in
             let hashes = try await publish(server, count: 2_000, size: 700)
             let purchase = try await server.buy(Self.product)
-            let writers = InFlightWriters(delay: 0.002)
+            let writers = ObservedWriters(delay: 0.002)
             let client = try await makeClient(server, writers: writers, connections: 4)
             try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)
             let content = try await client.waitUntilInstalled(productID: Self.product)
@@ -111,7 +52,7 @@ struct ManyFilesInFlightTests {
         try await TestServer.with { server in
             let hashes = try await publish(server, count: 200, size: 700)
             let purchase = try await server.buy(Self.product)
-            let writers = InFlightWriters(delay: 0.002)
+            let writers = ObservedWriters(delay: 0.002)
             let client = try await makeClient(server, writers: writers, connections: 1)
             try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)
             try Support.expectInstalled(try await client.waitUntilInstalled(productID: Self.product), hashes: hashes)
@@ -131,10 +72,10 @@ struct ManyFilesInFlightTests {
     }
 
     /// Starts a slow download of 1,000 files and waits until some are verified and several are in flight.
-    func startSlowDownload(_ server: TestServer) async throws -> (KioskClient, InFlightWriters, [String: String]) {
+    func startSlowDownload(_ server: TestServer) async throws -> (KioskClient, ObservedWriters, [String: String]) {
         let hashes = try await publish(server, count: 1_000, size: 700)
         let purchase = try await server.buy(Self.product)
-        let writers = InFlightWriters(delay: 0.01)
+        let writers = ObservedWriters(delay: 0.01)
         let client = try await makeClient(server, writers: writers, connections: 8)
         try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)
         try await Support.eventually("several files in flight") { writers.total > 40 && writers.most > 1 }

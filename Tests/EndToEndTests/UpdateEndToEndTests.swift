@@ -26,28 +26,29 @@ struct UpdateEndToEndTests {
         var new: [String: Data]
 
         init() {
+            // Seeded, so that the chunk boundaries, and the bytes an update costs, are the same in every run.
             let noise = UpdateEndToEndTests.noise
-            let big = noise(32 << 20)
+            let big = noise(32 << 20, 1)
             var edited = big
-            edited.insert(contentsOf: noise(1 << 20), at: 16 << 20)
+            edited.insert(contentsOf: noise(1 << 20, 2), at: 16 << 20)
             let overwritten = edited.count - (2 << 20)
-            edited.replaceSubrange(overwritten..<(overwritten + (64 << 10)), with: noise(64 << 10))
-            let same = noise(4 << 20)
+            edited.replaceSubrange(overwritten..<(overwritten + (64 << 10)), with: noise(64 << 10, 3))
+            let same = noise(4 << 20, 4)
             old = [
                 UpdateEndToEndTests.big: big, UpdateEndToEndTests.same: same,
-                UpdateEndToEndTests.removed: noise(1 << 20),
+                UpdateEndToEndTests.removed: noise(1 << 20, 5),
             ]
             new = [
                 UpdateEndToEndTests.big: edited, UpdateEndToEndTests.same: same,
-                UpdateEndToEndTests.new: noise(1 << 20),
+                UpdateEndToEndTests.new: noise(1 << 20, 6),
             ]
         }
     }
 
-    /// Random bytes without repeats (``KioskKitTestSupport/randomData(_:)`` repeats one random MiB, which content-defined
+    /// Random bytes without repeats, from `seed` (``KioskKitTestSupport/randomData(_:)`` repeats one random MiB, which content-defined
     /// chunking would find shared between unrelated files).
-    static func noise(_ count: Int) -> Data {
-        var generator = SplitMix64(seed: UInt64.random(in: 0...UInt64.max))
+    static func noise(_ count: Int, _ seed: UInt64) -> Data {
+        var generator = SplitMix64(seed: seed)
         var words = [UInt64](repeating: 0, count: (count + 7) / 8)
         for index in words.indices { words[index] = generator.next() }
         return words.withUnsafeBytes { Data($0.prefix(count)) }
@@ -144,8 +145,8 @@ struct UpdateEndToEndTests {
 
     @Test func aRenamedFileIsCopiedNotFetched() async throws {
         try await TestServer.with { server in
-            let data = Self.noise(3 << 20)
-            let small = Self.noise(1000)
+            let data = Self.noise(3 << 20, 7)
+            let small = Self.noise(1000, 8)
             try await Support.publish(
                 Self.product, version: "1.0", files: ["Contents/a.bin": data, "Contents/s.txt": small], on: server)
             let purchase = try await server.buy(Self.product)
@@ -193,7 +194,7 @@ struct UpdateEndToEndTests {
             let oldFolder = CacheLayout(root: root).content(productID: Self.product, version: "1.0")
             #expect(try Data(contentsOf: oldFolder.appendingPathComponent(Self.big)) == versions.old[Self.big])
 
-            let writes = OffsetLog()
+            let writes = ObservedWriters()
             let second = try await makeClient(server.baseURL, root: root, writer: writes.factory)
             #expect(await second.download(for: Self.product)?.progress.bytesReused ?? 0 >= reusedBefore)
             let content = try await second.waitUntilInstalled(productID: Self.product)
@@ -293,38 +294,5 @@ extension UpdateEndToEndTests {
             let expected = "reused \(size(new.totalLength - fetched)), fetched \(size(fetched))"
             #expect(outcome.standardError.contains("done (\(expected))"), "\(outcome.standardError)")
         }
-    }
-}
-
-/// Part-file writers (POSIX) that record every offset written at (the first byte of each write).
-final class OffsetLog: Sendable {
-    private let written = Locked(Set<Int64>())
-
-    var offsets: Set<Int64> { written.withLock { $0 } }
-
-    var factory: FileWriterFactory {
-        FileWriterFactory { url, offset throws(KioskKit.KioskError) in
-            Writer(inner: try POSIXPartFileWriter(url: url, truncatingTo: offset), owner: self)
-        }
-    }
-
-    final class Writer: PositionalPartFileWriter {
-        let inner: POSIXPartFileWriter
-        let owner: OffsetLog
-
-        init(inner: POSIXPartFileWriter, owner: OffsetLog) {
-            self.inner = inner
-            self.owner = owner
-        }
-
-        func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) { try inner.write(bytes) }
-
-        func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
-            owner.written.withLock { _ = $0.insert(offset) }
-            try inner.write(bytes, at: offset)
-        }
-
-        func synchronize() throws(KioskKit.KioskError) { try inner.synchronize() }
-        func close() { inner.close() }
     }
 }

@@ -146,4 +146,18 @@ public struct GrantPack: Codable, Sendable, Hashable {
         self.url = url
         self.length = length
     }
+
+    /// Where each file of these `lengths` (in grant order) starts in the pack, then the pack's length: one more value
+    /// than files.
+    public static func offsets(of lengths: some Collection<Int64>) -> [Int64] {
+        var offsets: [Int64] = []
+        offsets.reserveCapacity(lengths.count + 1)
+        var position: Int64 = 0
+        for length in lengths {
+            offsets.append(position)
+            position += length
+        }
+        offsets.append(position)
+        return offsets
+    }
 }

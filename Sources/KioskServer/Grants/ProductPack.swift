@@ -20,15 +20,7 @@ struct ProductPack: Sendable {
 
     /// The pack of `files`, whose grant entries encode as `fileListJSON`.
     init(files: [ManifestFile], fileListJSON: some Collection<UInt8>) {
-        var offsets: [Int64] = []
-        offsets.reserveCapacity(files.count + 1)
-        var position: Int64 = 0
-        for file in files {
-            offsets.append(position)
-            position += file.length
-        }
-        offsets.append(position)
-        self.offsets = offsets
+        self.offsets = GrantPack.offsets(of: files.lazy.map(\.length))
         let digest = SHA256.hash(data: Array(fileListJSON))
         // "pack-" and hex digits: always a valid opaque tag.
         self.entityTag = EntityTag(opaqueTag: "pack-" + SHA256Digest(digest).hexString)!

@@ -73,6 +73,10 @@ struct GetCommand: AsyncParsableCommand {
                                valueName: "n"))
     var connectionsPerFile: Int = 4
 
+    @Flag(name: .customLong("no-packs"),
+          help: "Fetch every file with a request of its own, never runs of small files from the product's pack.")
+    var noPacks = false
+
     @Flag(name: .customLong("allow-insecure-http"),
           help: "Allow a plain http:// server that is not on this machine (receipts and tokens cross the network unencrypted).")
     var allowInsecureHTTP = false
@@ -94,6 +98,7 @@ struct GetCommand: AsyncParsableCommand {
         configuration.allowsInsecureHTTP = allowInsecureHTTP
         configuration.maximumConnections = connections
         configuration.maxConnectionsPerFile = connectionsPerFile
+        configuration.usesPacks = !noPacks
         let client = try await KioskClient(serverURL: serverURL, cacheRoot: root, configuration: configuration)
         let renderer = ProgressRenderer(isTerminal: isatty(STDERR_FILENO) == 1)
         let product = productID

@@ -100,3 +100,12 @@ func addProgress(kiosk: KioskClient) async -> Progress {
     }
     return overall
 }
+
+/// README, "Updates": bring every installed product that the server serves at another version up to date.
+func updateAll(kiosk: KioskClient, receipt: String) async throws {
+    for update in try await kiosk.availableUpdates() {
+        let content = try await kiosk.update(productID: update.product.id, proof: .receipt(receipt))
+        print(content.version)  // the served version, installed and verified
+    }
+    // while it runs: snapshot.progress.bytesReused (copied from the installed version) and .bytesFetched
+}
