@@ -49,7 +49,7 @@ extension UpdateEndToEndTests {
     /// reports the whole update's reuse, and the wire carried the new chunks plus only what the second kill cut
     /// short.
     @Test func killedTwiceDuringAnUpdateThenResumedInstallsExactlyTheNewVersion() async throws {
-        // 512 KiB/s per response: the new chunks (4 to 8 MB, over 2 connections) take several seconds.
+        // 512 KiB/s per response: the new chunks (5.9 MB, over 2 connections) take about 6 s.
         try await TestServer.with(configure: { $0.faults = .spec(try! FaultSpec(parsing: "throttle=512KiB/s")) }) {
             server in
             let versions = Versions()
