@@ -624,7 +624,8 @@ public actor KioskClient {
         try? fileSystem.rename(content.directory, to: destination)
     }
 
-    /// Deletes a product's installed content (content moved out of the caches is forgotten, not deleted).
+    /// Deletes a product's installed content (content moved out of the caches is forgotten, not deleted). Previous
+    /// versions kept by updates stay (see ``keptVersions(of:)``).
     public func remove(_ productID: String) throws(KioskError) {
         try ensureOpen()
         guard let (_, actions) = coordinator.removeContent(of: productID) else { throw .notFound(productID: productID) }
