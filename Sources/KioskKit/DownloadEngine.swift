@@ -359,11 +359,7 @@ struct DownloadEngine: Sendable {
                 digest = hasher.finalize().hexString
                 unsynced = UnsyncedFile(final, fileSystem: fileSystem)  // complete from an earlier run: synced by name
             } else {
-                if GrantValidation.trustedUntil(grant, receivedAt: job.grantReceivedAt) <= Date() {
-                    throw KioskError.server(
-                        status: 401, code: APIErrorCode.tokenExpired.rawValue,
-                        message: "The grant is about to expire.", retryAfter: nil)
-                }
+                try GrantValidation.requireTrusted(grant, receivedAt: job.grantReceivedAt)
                 let request = FetchRequest(
                     url: url, token: grant.token, offset: have, expectedLength: file.length,
                     entityTag: entityTag, partURL: part)
@@ -457,9 +453,9 @@ struct DownloadEngine: Sendable {
         await hooks.checkpoint(changes, nil, nil)
     }
 
-    /// Fetches the chunks of a file not yet verified, up to ``connectionsPerFile`` at once (each holding a permit of
-    /// the budget), into its part file at their offsets; hashes each as it arrives and journals it once its bytes are
-    /// durable. A chunk that does not match is reported to the owner (``EngineHooks/integrityFailed(_:)``), which
+    /// Fetches the chunks of a file not yet verified, in runs of chunks next to each other (``ChunkPlan/runs``), up
+    /// to ``connectionsPerFile`` runs at once (each request holding a permit of the budget), into its part file at
+    /// their offsets; hashes each chunk on its own as it arrives and journals it once its bytes are durable. A chunk that does not match is reported to the owner (``EngineHooks/integrityFailed(_:)``), which
     /// has it fetched again on its own, then, at its second mismatch, ends the transfer with an integrity error
     /// naming the file. Once every chunk is verified, the part becomes the file, without hashing it whole: the
     /// chunk hashes, which the same grant authenticates, prove its bytes.
@@ -473,11 +469,13 @@ struct DownloadEngine: Sendable {
         let final = layout.stagedFile(productID: job.productID, path: file.path)
         let pending = ChunkPlan.pending(chunkCount: chunks.count, verified: job.verifiedChunks)
         let lanes = ChunkPlan.lanes(pending: pending.count, perFile: connectionsPerFile, budget: budget.limit)
+        let pendingBytes = pending.reduce(Int64(0)) { $0 + chunks[$1].length }
+        let runs = ChunkPlan.runs(
+            pending: pending, chunks: chunks,
+            maximumLength: ChunkPlan.runLength(pendingBytes: pendingBytes, lanes: lanes))
         let shared = UnsyncedFile(shared: writer)
-        let cursor = Locked(pending.makeIterator())
+        let cursor = Locked(runs.makeIterator())
         let verified = Locked((indexes: [Int](), bytes: Int64(0)))
-        let fetcher = self.fetcher
-        let budget = self.budget
         let rangeBlocks = self.rangeBlocks
         let receivedAt = job.grantReceivedAt
         var failure: (any Error)?
@@ -485,38 +483,50 @@ struct DownloadEngine: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<lanes {
                     group.addTask {
-                        while let index = cursor.withLock({ $0.next() }) {
-                            let chunk = chunks[index]
-                            while true {
+                        while let run = cursor.withLock({ $0.next() }) {
+                            // A run in one request, each chunk verified and journaled as its last byte is
+                            // written; a chunk that does not match is fetched again on its own.
+                            var queue = [run]
+                            while let next = queue.popLast() {
                                 try Task.checkCancellation()
-                                if GrantValidation.trustedUntil(grant, receivedAt: receivedAt) <= Date() {
-                                    throw KioskError.server(
-                                        status: 401, code: APIErrorCode.tokenExpired.rawValue,
-                                        message: "The grant is about to expire.", retryAfter: nil)
-                                }
+                                try GrantValidation.requireTrusted(grant, receivedAt: receivedAt)
+                                let first = chunks[next[0]]
+                                let last = chunks[next[next.count - 1]]
+                                let (completions, completion) = AsyncStream.makeStream(
+                                    of: (index: Int, sha256: String).self)
+                                // Each chunk's bytes go to its offset in the part, hashed on their own.
+                                let splitter = SegmentSplitter(
+                                    lengths: next.map { chunks[$0].length }, start: first.offset,
+                                    open: { segment in OffsetWriter(writer, at: chunks[next[segment]].offset) },
+                                    completed: { completion.yield(($0, $1)) })
                                 let request = FetchRequest(
-                                    url: url, token: grant.token, offset: chunk.offset, expectedLength: file.length,
-                                    entityTag: nil, partURL: part, end: chunk.offset + chunk.length)
-                                let digest = try await budget.withPermit {
-                                    // At most one block set per permit: memory does not grow with the lanes waiting.
-                                    let blocks = rangeBlocks.take()
-                                    defer { rangeBlocks.give(blocks) }
-                                    return try await fetcher.fetchRange(request, into: writer, blocks: blocks)
+                                    url: url, token: grant.token, offset: first.offset, expectedLength: file.length,
+                                    entityTag: nil, partURL: part, end: last.offset + last.length)
+                                async let transfer = fetchSegments(
+                                    request, into: splitter, blocks: rangeBlocks, completion: completion)
+                                for await (segment, digest) in completions {
+                                    let index = next[segment]
+                                    let chunk = chunks[index]
+                                    guard digest == chunk.sha256.lowercased() else {
+                                        try await hooks.integrityFailed(
+                                            IntegrityFailure(
+                                                path: file.path, chunk: index, expectedSHA256: chunk.sha256,
+                                                actualSHA256: digest))
+                                        queue.append([index])
+                                        continue
+                                    }
+                                    let bytes = verified.withLock { state -> Int64 in
+                                        state.indexes.append(index)
+                                        state.bytes += chunk.length
+                                        return state.bytes
+                                    }
+                                    tally.update(file.path, bytes: bytes)  // verified bytes only
+                                    // The journal fsyncs the part (shared by the file's chunks) before the record.
+                                    await hooks.checkpoint([.chunkVerified(path: file.path, index: index)], nil, shared)
                                 }
-                                if digest == chunk.sha256.lowercased() { break }
-                                try await hooks.integrityFailed(
-                                    IntegrityFailure(
-                                        path: file.path, chunk: index, expectedSHA256: chunk.sha256,
-                                        actualSHA256: digest))
+                                // The chunks completed before a failure are verified above; then it ends the lane.
+                                if let failure = await transfer { throw failure }
                             }
-                            let bytes = verified.withLock { state -> Int64 in
-                                state.indexes.append(index)
-                                state.bytes += chunk.length
-                                return state.bytes
-                            }
-                            tally.update(file.path, bytes: bytes)  // verified bytes only
-                            // The journal fsyncs the part (shared by the file's chunks) before the record.
-                            await hooks.checkpoint([.chunkVerified(path: file.path, index: index)], nil, shared)
                         }
                     }
                 }
@@ -668,6 +678,32 @@ enum ChunkPlan {
     /// the chunks left, and at least one when any is left (`perFile` below 1 counts as 1).
     static func lanes(pending: Int, perFile: Int, budget: Int) -> Int {
         min(pending, max(1, min(perFile, budget)))
+    }
+
+    /// The most bytes one request of chunks brings: 8 MiB, or less, so that the pending bytes are shared between
+    /// the `lanes` (a file of a few chunks still goes over several connections).
+    static let maximumRunLength: Int64 = 8 << 20
+
+    /// The longest run for `pendingBytes` over `lanes` connections (at least 1 byte: a run holds one chunk at least).
+    static func runLength(pendingBytes: Int64, lanes: Int) -> Int64 {
+        max(1, min(maximumRunLength, pendingBytes / Int64(max(1, lanes))))
+    }
+
+    /// The requests that fetch the `pending` chunks (in file order): runs of chunks next to each other in the file,
+    /// one request each, of at most `maximumLength` bytes unless one chunk alone is longer.
+    static func runs(pending: [Int], chunks: [GrantChunk], maximumLength: Int64) -> [[Int]] {
+        var runs: [[Int]] = []
+        var bytes: Int64 = 0
+        for index in pending {
+            if let last = runs.last?.last, last == index - 1, bytes + chunks[index].length <= maximumLength {
+                runs[runs.count - 1].append(index)
+                bytes += chunks[index].length
+            } else {
+                runs.append([index])
+                bytes = chunks[index].length
+            }
+        }
+        return runs
     }
 }
 

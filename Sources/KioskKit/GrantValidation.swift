@@ -219,6 +219,16 @@ enum GrantValidation {
         }
     }
 
+    /// Throws the `token_expired` refusal a request with `grant` would get soon: a grant is not used within its
+    /// last moments of trust (``trustedUntil(_:receivedAt:)``), so that a request does not start just before the
+    /// token stops opening content.
+    static func requireTrusted(_ grant: Grant, receivedAt: Date?, now: Date = Date()) throws(KioskError) {
+        guard trustedUntil(grant, receivedAt: receivedAt) <= now else { return }
+        throw KioskError.server(
+            status: 401, code: APIErrorCode.tokenExpired.rawValue, message: "The grant is about to expire.",
+            retryAfter: nil)
+    }
+
     /// Until when a grant received at `receivedAt` may be used: its `expires_at`, but never more than
     /// ``GrantLimits/maximumTrust`` after it arrived. A grant of unknown age (journaled by an older KioskKit) is not
     /// trusted at all.

@@ -60,126 +60,6 @@ struct PackJob: Sendable {
     var length: Int64 { files.reduce(0) { $0 + $1.length } }
 }
 
-/// Receives a pack range in order and writes each file's bytes into its own part file, hashing each file as it
-/// goes; a file is closed as soon as its last byte is written. Empty files get an empty part file.
-///
-/// Writes come from one transfer at a time, in order (a broken connection goes on from the next byte): a write at
-/// any other offset is refused.
-final class PackSplitter: PositionalPartFileWriter {
-    private struct State {
-        /// The bytes of the run written so far.
-        var written: Int64 = 0
-        /// The file being written (index in ``files``).
-        var current = 0
-        var writer: (any PartFileWriter)?
-        var hasher = SHA256()
-        /// Each file's digest once its last byte is written.
-        var digests: [String?]
-    }
-
-    private let files: [GrantFile]
-    private let parts: [URL]
-    private let start: Int64
-    private let open: @Sendable (URL) throws(KioskError) -> any PartFileWriter
-    private let written: @Sendable (Int64) -> Void
-    private let completed: @Sendable (_ index: Int, _ sha256: String) -> Void
-    private let state: Locked<State>
-    /// Where each file starts in the run, then the run's length.
-    private let runOffsets: [Int64]
-
-    /// A splitter of the run `files` starting at pack offset `start`, each written to its `parts` entry through
-    /// `open`; `written` is told the bytes of the run written so far, and `completed` each file (its index and
-    /// digest) once its last byte is written and its part file closed, in order.
-    init(
-        files: [GrantFile], parts: [URL], start: Int64,
-        open: @escaping @Sendable (URL) throws(KioskError) -> any PartFileWriter,
-        written: @escaping @Sendable (Int64) -> Void,
-        completed: @escaping @Sendable (_ index: Int, _ sha256: String) -> Void
-    ) {
-        self.files = files
-        self.parts = parts
-        self.start = start
-        self.open = open
-        self.written = written
-        self.completed = completed
-        self.runOffsets = PackPlan.offsets(of: files)
-        self.state = Locked(State(digests: Array(repeating: nil, count: files.count)))
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer) throws(KioskError) {
-        try write(bytes, at: start + state.withLock { $0.written })
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskError) {
-        let (total, done) = try state.withLock { state throws(KioskError) -> (Int64, Range<Int>) in
-            let before = state.current
-            guard offset == start + state.written else {
-                throw KioskError.invalidResponse("the pack's bytes did not come in order")
-            }
-            var rest = bytes
-            while true {
-                try finishCompleted(&state)
-                guard !rest.isEmpty else { break }
-                guard state.current < files.count else {
-                    throw KioskError.invalidResponse("the pack sent more bytes than its range")
-                }
-                let file = files[state.current]
-                if state.writer == nil { state.writer = try open(parts[state.current]) }
-                let fileWritten = state.written - offsetInRun(state.current)
-                let count = Int(min(Int64(rest.count), file.length - fileWritten))
-                let slice = UnsafeRawBufferPointer(rebasing: rest[..<count])
-                try state.writer!.write(slice)
-                state.hasher.update(bufferPointer: slice)
-                state.written += Int64(count)
-                rest = UnsafeRawBufferPointer(rebasing: rest[count...])
-            }
-            return (state.written, before..<state.current)
-        }
-        written(total)
-        report(done)
-    }
-
-    /// Closes the file being written (the transfer ended), finishing the empty files at the end of the run when
-    /// every byte came (reported to `completed`), and returns how many files of the run are complete.
-    func finish() -> Int {
-        let done = state.withLock { state in
-            let before = state.current
-            try? finishCompleted(&state)
-            state.writer?.close()
-            state.writer = nil
-            return before..<state.current
-        }
-        report(done)
-        return done.upperBound
-    }
-
-    /// Tells `completed` about the files of `range`, outside the lock.
-    private func report(_ range: Range<Int>) {
-        guard !range.isEmpty else { return }
-        let digests = state.withLock { state in range.map { state.digests[$0]! } }
-        for (index, digest) in zip(range, digests) { completed(index, digest) }
-    }
-
-    func synchronize() throws(KioskError) {}
-
-    func close() {}
-
-    /// Finishes the current file while it is complete (empty files at once): closes it and keeps its digest.
-    private func finishCompleted(_ state: inout State) throws(KioskError) {
-        while state.current < files.count, state.written - offsetInRun(state.current) == files[state.current].length {
-            if state.writer == nil { state.writer = try open(parts[state.current]) }  // an empty file
-            state.writer?.close()
-            state.writer = nil
-            state.digests[state.current] = state.hasher.finalize().hexString
-            state.hasher = SHA256()
-            state.current += 1
-        }
-    }
-
-    /// Where file `index` starts in the run.
-    private func offsetInRun(_ index: Int) -> Int64 { runOffsets[index] }
-}
-
 extension DownloadEngine {
     /// Fetches a run of files with one ranged request of the pack (holding one connection permit). Each file is
     /// verified against its SHA-256, moved to its final name and journaled as soon as its last byte is written, as
@@ -192,14 +72,14 @@ extension DownloadEngine {
         let parts = job.files.map { layout.partFile(productID: job.productID, path: $0.path) }
         let factory = fetcher.writerFactory
         let (completions, completion) = AsyncStream.makeStream(of: (index: Int, sha256: String).self)
-        let splitter = PackSplitter(
-            files: job.files, parts: parts, start: job.start,
-            open: { url throws(KioskError) in try factory.open(url, 0) },
+        let splitter = SegmentSplitter(
+            lengths: job.files.map(\.length), start: job.start,
+            open: { index throws(KioskError) in try factory.open(parts[index], 0) },
             written: { tally.update(key, bytes: $0) },
             completed: { completion.yield(($0, $1)) })
         var outcomes = job.files.map { FileOutcome(file: $0) }
         var verifiedBytes: Int64 = 0
-        async let transfer: (any Error)? = fetchRun(job, into: splitter, parts: parts, completion: completion)
+        async let transfer = fetchRun(job, into: splitter, parts: parts, completion: completion)
         for await (index, digest) in completions {
             let file = job.files[index]
             do {
@@ -221,39 +101,25 @@ extension DownloadEngine {
         return outcomes
     }
 
-    /// The ranged request of a pack run into `splitter`; returns its error, if any, once the splitter has reported
-    /// every file it completed, and ends `completion` then.
+    /// The ranged request of a pack run into `splitter` (none for a run of empty files); returns its error, if any,
+    /// once the splitter has reported every file it completed, and ends `completion` then.
     private func fetchRun(
-        _ job: PackJob, into splitter: PackSplitter, parts: [URL],
+        _ job: PackJob, into splitter: SegmentSplitter, parts: [URL],
         completion: AsyncStream<(index: Int, sha256: String)>.Continuation
     ) async -> (any Error)? {
-        var failure: (any Error)?
         do {
             try Task.checkCancellation()
-            if GrantValidation.trustedUntil(job.grant, receivedAt: job.grantReceivedAt) <= Date() {
-                throw KioskError.server(
-                    status: 401, code: APIErrorCode.tokenExpired.rawValue, message: "The grant is about to expire.",
-                    retryAfter: nil)
-            }
-            let length = job.length
-            if length > 0 {
-                let request = FetchRequest(
-                    url: job.url, token: job.grant.token, offset: job.start, expectedLength: job.grant.totalLength,
-                    entityTag: nil, partURL: parts[0], end: job.start + length)
-                let fetcher = self.fetcher
-                let packBlocks = self.packBlocks
-                _ = try await budget.withPermit {
-                    let blocks = packBlocks.take()
-                    defer { packBlocks.give(blocks) }
-                    return try await fetcher.fetchRange(request, into: splitter, blocks: blocks)
-                }
-            }
+            try GrantValidation.requireTrusted(job.grant, receivedAt: job.grantReceivedAt)
         } catch {
-            failure = error
+            splitter.finish()
+            completion.finish()
+            return error
         }
-        _ = splitter.finish()
-        completion.finish()
-        return failure
+        let request = FetchRequest(
+            url: job.url, token: job.grant.token, offset: job.start, expectedLength: job.grant.totalLength,
+            entityTag: nil, partURL: parts[0], end: job.start + job.length)
+        return await fetchSegments(
+            job.length > 0 ? request : nil, into: splitter, blocks: packBlocks, completion: completion)
     }
 
     /// A file of a pack run whose bytes are all in its part file: moved to its final name and journaled when its

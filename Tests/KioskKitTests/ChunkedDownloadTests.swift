@@ -135,6 +135,22 @@ struct ChunkedDownloadTests {
         #expect(ChunkPlan.lanes(pending: values.0, perFile: values.1, budget: values.2) == values.3)
     }
 
+    @Test func chunksNextToEachOtherGoInOneRunWithinItsLength() {
+        let chunks = (0..<8).map { GrantChunk(offset: Int64($0) * 100, length: 100, sha256: "") }
+        // Runs break at a gap and at the length; a chunk longer than the length is a run of its own.
+        #expect(
+            ChunkPlan.runs(pending: [0, 1, 2, 4, 5, 7], chunks: chunks, maximumLength: 250) == [
+                [0, 1], [2], [4, 5], [7],
+            ])
+        #expect(ChunkPlan.runs(pending: Array(0..<8), chunks: chunks, maximumLength: 800) == [Array(0..<8)])
+        #expect(ChunkPlan.runs(pending: [3], chunks: chunks, maximumLength: 50) == [[3]])
+        #expect(ChunkPlan.runs(pending: [], chunks: chunks, maximumLength: 800).isEmpty)
+        // The length shares the pending bytes between the connections, within 8 MiB.
+        #expect(ChunkPlan.runLength(pendingBytes: 1 << 30, lanes: 4) == ChunkPlan.maximumRunLength)
+        #expect(ChunkPlan.runLength(pendingBytes: 4 << 20, lanes: 4) == 1 << 20)
+        #expect(ChunkPlan.runLength(pendingBytes: 0, lanes: 4) == 1)
+    }
+
     @Test func aChunkIsFetchedInSegmentsOfBoundedSize() {
         let size = FileFetcher.segmentSize
         #expect(FileFetcher.segments(from: 0, to: size) == [0...(size - 1)])
