@@ -209,13 +209,14 @@ final class FileFetcher: Sendable {
     /// - Throws: as ``fetch(_:hasher:entityTagSeen:progress:)``; ``KioskError/invalidResponse(_:)`` when the
     ///   server answers a range with the whole file.
     func fetchRange(
-        _ request: FetchRequest, into file: any PositionalPartFileWriter, blocks: TransferBlocks
+        _ request: FetchRequest, into file: any PositionalPartFileWriter, blocks: TransferBlocks,
+        segmentSize: Int64 = FileFetcher.segmentSize
     ) async throws -> String {
         let handler = TransferHandler(
             request: request, hasher: SHA256(), writer: OffsetWriter(file, at: request.offset),
             writerFactory: writerFactory, blocks: blocks, progress: { _ in })
         do {
-            for range in Self.segments(from: request.offset, to: request.rangeEnd) {
+            for range in Self.segments(from: request.offset, to: request.rangeEnd, size: segmentSize) {
                 var first = range.lowerBound
                 while true {
                     do {
@@ -242,8 +243,8 @@ final class FileFetcher: Sendable {
     }
 
     /// The ranged requests that fetch `start ..< end`: consecutive, each at most ``segmentSize`` bytes.
-    static func segments(from start: Int64, to end: Int64) -> [ClosedRange<Int64>] {
-        stride(from: start, to: end, by: Int(segmentSize)).map { first in first...(min(first + segmentSize, end) - 1) }
+    static func segments(from start: Int64, to end: Int64, size: Int64 = segmentSize) -> [ClosedRange<Int64>] {
+        stride(from: start, to: end, by: Int(size)).map { first in first...(min(first + size, end) - 1) }
     }
 
     /// One ranged GET of `first...last` through `handler`, cancelled with the calling task.

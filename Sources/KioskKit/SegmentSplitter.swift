@@ -126,11 +126,13 @@ final class SegmentSplitter: PositionalPartFileWriter {
 }
 
 extension DownloadEngine {
-    /// Fetches the range of `request` (nothing when nil) into `splitter`, holding one connection permit and a set of
-    /// blocks from `pool`; returns the request's error, if any, once the splitter has reported every segment it
-    /// completed (the segments before a failure count), and ends `completion` then.
+    /// Fetches the range of `request` (nothing when nil) into `splitter`, in requests of at most `requestLength`
+    /// bytes on one connection permit, with a set of blocks from `pool`; returns the request's error, if any, once
+    /// the splitter has reported every segment it completed (the segments before a failure count), and ends
+    /// `completion` then.
     func fetchSegments(
         _ request: FetchRequest?, into splitter: SegmentSplitter, blocks pool: BlockPool,
+        requestLength: Int64 = FileFetcher.segmentSize,
         completion: AsyncStream<(index: Int, sha256: String)>.Continuation
     ) async -> (any Error)? {
         var failure: (any Error)?
@@ -141,7 +143,8 @@ extension DownloadEngine {
                     // At most one block set per permit: memory does not grow with the requests waiting.
                     let blocks = pool.take()
                     defer { pool.give(blocks) }
-                    return try await fetcher.fetchRange(request, into: splitter, blocks: blocks)
+                    return try await fetcher.fetchRange(
+                        request, into: splitter, blocks: blocks, segmentSize: requestLength)
                 }
             } catch {
                 failure = error
