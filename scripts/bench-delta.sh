@@ -41,12 +41,7 @@ trap 'exit 143' TERM
 
 require_tools time curl jq python3
 build_kiosk
-make_work_dir "${BENCH_DIR:-/var/tmp}"
-DF_LINE="$(df -T "$WORK_DIR" | tail -1)"
-log "work folder $WORK_DIR on: $DF_LINE"
-df -T "$WORK_DIR" >&2
-fs_type="$(awk '{print $2}' <<<"$DF_LINE")"
-[[ "$fs_type" != tmpfs ]] || die "$WORK_DIR is on tmpfs: set BENCH_DIR to a folder on a disk"
+make_disk_work_dir
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 
 # publish id version case — writes version 1.0 (from nothing) or 2.0 (edits of 1.0, in place) of a generated

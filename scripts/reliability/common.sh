@@ -86,6 +86,16 @@ make_work_dir() {
     cp -R "$REPO_ROOT/content" "$CONTENT_DIR"
 }
 
+# make_disk_work_dir — make_work_dir under BENCH_DIR (default /var/tmp), refusing tmpfs, where fsync costs nothing;
+# logs `df -T` of it and keeps its line in DF_LINE.
+make_disk_work_dir() {
+    make_work_dir "${BENCH_DIR:-/var/tmp}"
+    DF_LINE="$(df -T "$WORK_DIR" | tail -1)"
+    log "work folder $WORK_DIR on: $DF_LINE"
+    df -T "$WORK_DIR" >&2
+    [[ "$(awk '{print $2}' <<<"$DF_LINE")" != tmpfs ]] || die "$WORK_DIR is on tmpfs: set BENCH_DIR to a folder on a disk"
+}
+
 # make_product id file mib [title] — a non-consumable product with one file of random bytes, version "1".
 make_product() {
     mkdir -p "$CONTENT_DIR/$1/Contents"
