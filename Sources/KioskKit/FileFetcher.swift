@@ -186,7 +186,7 @@ final class FileFetcher: Sendable {
                 }
             }
             let (bytesOnDisk, digest, kept) = try handler.finish(keepingOpen: true)
-            guard let writer = kept else {
+            guard let writer = kept, let digest else {
                 throw KioskError.fileSystem(
                     path: request.partURL.lastPathComponent, underlying: "the part file was closed")
             }
@@ -199,21 +199,20 @@ final class FileFetcher: Sendable {
         }
     }
 
-    /// Fetches the range `request.offset ..< request.rangeEnd` of a file fetched by chunks into `file` at the same
-    /// offsets (in requests of at most ``segmentSize``, so that memory stays bounded), and returns the range's
-    /// lowercase hex SHA-256, through `blocks` (``TransferHandler/rangeBlockSize`` each; not used by another
-    /// transfer meanwhile). The bytes are written whether or not they match: the caller compares the hash. A
-    /// request whose connection breaks after bringing some bytes goes on from the next byte; one that brought none
-    /// throws.
+    /// Fetches the range `request.offset ..< request.rangeEnd` into `file` at the same offsets (in requests of at
+    /// most `segmentSize`, so that memory stays bounded), through `blocks` (not used by another transfer
+    /// meanwhile). Nothing is hashed here: `file` verifies what it receives (``SegmentSplitter`` hashes each chunk
+    /// or file of the range on its own). A request whose connection breaks after bringing some bytes goes on from
+    /// the next byte; one that brought none throws.
     ///
     /// - Throws: as ``fetch(_:hasher:entityTagSeen:progress:)``; ``KioskError/invalidResponse(_:)`` when the
     ///   server answers a range with the whole file.
     func fetchRange(
         _ request: FetchRequest, into file: any PositionalPartFileWriter, blocks: TransferBlocks,
         segmentSize: Int64 = FileFetcher.segmentSize
-    ) async throws -> String {
+    ) async throws {
         let handler = TransferHandler(
-            request: request, hasher: SHA256(), writer: OffsetWriter(file, at: request.offset),
+            request: request, hasher: nil, writer: OffsetWriter(file, at: request.offset),
             writerFactory: writerFactory, blocks: blocks, progress: { _ in })
         do {
             for range in Self.segments(from: request.offset, to: request.rangeEnd, size: segmentSize) {
@@ -226,8 +225,8 @@ final class FileFetcher: Sendable {
                         }
                         break
                     } catch KioskError.network(let code, let underlying) {
-                        // A connection that broke after bringing bytes: go on from there (the hash goes on too), so
-                        // that a network cutting every connection after a few hundred KiB still gets each chunk.
+                        // A connection that broke after bringing bytes: go on from there, so that a network cutting
+                        // every connection after a few hundred KiB still gets each chunk.
                         guard handler.received > first else {
                             throw KioskError.network(code: code, underlying: underlying)
                         }
@@ -235,7 +234,7 @@ final class FileFetcher: Sendable {
                     }
                 }
             }
-            return try handler.finish(keepingOpen: false).1
+            _ = try handler.finish(keepingOpen: false)
         } catch {
             _ = try? handler.finish(keepingOpen: false)
             throw error
@@ -387,7 +386,8 @@ final class TransferHandler: @unchecked Sendable {
 
     // I/O queue state.
     private let ioQueue = DispatchQueue(label: "KioskKit.TransferHandler.io")
-    private var hasher: SHA256
+    /// `nil` when the writer verifies what it receives itself (a range split by ``SegmentSplitter``).
+    private var hasher: SHA256?
     private var writer: (any PartFileWriter)?
     private var written: Int64
 
@@ -407,9 +407,9 @@ final class TransferHandler: @unchecked Sendable {
     }
 
     /// A transfer into `writer`, which is at `request.offset` already, with `blocks` (reused from an earlier
-    /// transfer that is over) or blocks of its own.
+    /// transfer that is over) or blocks of its own; hashed with `hasher` (none when `nil`).
     init(
-        request: FetchRequest, hasher: SHA256, writer: any PartFileWriter, writerFactory: FileWriterFactory,
+        request: FetchRequest, hasher: SHA256?, writer: any PartFileWriter, writerFactory: FileWriterFactory,
         blocks: TransferBlocks? = nil, progress: @escaping @Sendable (Int64) -> Void
     ) {
         self.request = request
@@ -453,22 +453,22 @@ final class TransferHandler: @unchecked Sendable {
             writer?.close()
             writer = fresh
             written = 0
-            hasher = SHA256()
+            if hasher != nil { hasher = SHA256() }
         }
         received = 0
     }
 
     /// Writes what is left and waits for the I/O queue. Returns the bytes on disk, the hex SHA-256 of the whole part
-    /// file, and its writer when `keepingOpen` is set (the file is complete: the journal fsyncs and closes it);
-    /// otherwise the file is closed.
-    func finish(keepingOpen: Bool) throws(KioskError) -> (Int64, String, (any PartFileWriter)?) {
+    /// file (`nil` without a hasher), and its writer when `keepingOpen` is set (the file is complete: the journal
+    /// fsyncs and closes it); otherwise the file is closed.
+    func finish(keepingOpen: Bool) throws(KioskError) -> (Int64, String?, (any PartFileWriter)?) {
         submit()  // every taken block goes back (DispatchSemaphore must end at its initial value)
-        let (bytes, digest, kept, error): (Int64, String, (any PartFileWriter)?, KioskError?) = ioQueue.sync {
+        let (bytes, digest, kept, error): (Int64, String?, (any PartFileWriter)?, KioskError?) = ioQueue.sync {
             let error = ioFailure.withLock { $0 }
             let kept = keepingOpen && error == nil ? writer : nil
             if kept == nil { writer?.close() }
             writer = nil
-            return (written, hasher.finalize().hexString, kept, error)
+            return (written, hasher?.finalize().hexString, kept, error)
         }
         if let error { throw error }
         return (bytes, digest, kept)
@@ -584,8 +584,19 @@ final class TransferHandler: @unchecked Sendable {
                 freeBlocks.withLock { $0.append(block.buffer) }
                 available.signal()
             }
-            guard count > 0, ioFailure.withLock({ $0 }) == nil, writer != nil else { return }
-            let step = BlockStep(hasher: hasher)
+            guard count > 0, ioFailure.withLock({ $0 }) == nil, let writer else { return }
+            let bytes = UnsafeRawBufferPointer(rebasing: block.buffer[0..<count])
+            guard let runningHash = hasher else {
+                // The writer verifies the bytes itself: write only.
+                do throws(KioskError) {
+                    try writer.write(bytes)
+                    written += Int64(count)
+                } catch {
+                    ioFailure.withLock { $0 = error }
+                }
+                return
+            }
+            let step = BlockStep(hasher: runningHash)
             let work: @Sendable (Int) -> Void = { index in
                 let bytes = UnsafeRawBufferPointer(rebasing: block.buffer[0..<count])
                 if index == 0, let writer = self.writer {

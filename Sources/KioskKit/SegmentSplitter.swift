@@ -54,32 +54,31 @@ final class SegmentSplitter: PositionalPartFileWriter {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskError) {
-        let (total, done) = try state.withLock { state throws(KioskError) -> (Int64, Range<Int>) in
-            let before = state.current
+        let (total, done) = try state.withLock { state throws(KioskError) -> (Int64, [(Int, String)]) in
             guard offset == start + state.written else {
                 throw KioskError.invalidResponse("the bytes of a range did not come in order")
             }
+            var done: [(Int, String)] = []
             var rest = bytes
             while true {
-                try finishCompleted(&state)
+                try finishCompleted(&state, into: &done)
                 guard !rest.isEmpty else { break }
                 guard state.current < lengths.count else {
                     throw KioskError.invalidResponse("the server sent more bytes than the range asked for")
                 }
-                let length = lengths[state.current]
                 if state.writer == nil { state.writer = try open(state.current) }
-                let fileWritten = state.written - offsetInRun(state.current)
-                let count = Int(min(Int64(rest.count), length - fileWritten))
+                let segmentWritten = state.written - runOffsets[state.current]
+                let count = Int(min(Int64(rest.count), lengths[state.current] - segmentWritten))
                 let slice = UnsafeRawBufferPointer(rebasing: rest[..<count])
                 try state.writer!.write(slice)
                 state.hasher.update(bufferPointer: slice)
                 state.written += Int64(count)
                 rest = UnsafeRawBufferPointer(rebasing: rest[count...])
             }
-            return (state.written, before..<state.current)
+            return (state.written, done)
         }
         written(total)
-        report(done)
+        for (index, digest) in done { completed(index, digest) }
     }
 
     /// Closes the segment being written (the transfer ended), finishing the empty segments at the end of the range
@@ -88,41 +87,34 @@ final class SegmentSplitter: PositionalPartFileWriter {
     @discardableResult
     func finish() -> [String?] {
         let (done, digests) = state.withLock { state in
-            let before = state.current
-            try? finishCompleted(&state)
+            var done: [(Int, String)] = []
+            try? finishCompleted(&state, into: &done)
             state.writer?.close()
             state.writer = nil
-            return (before..<state.current, state.digests)
+            return (done, state.digests)
         }
-        report(done)
+        for (index, digest) in done { completed(index, digest) }
         return digests
-    }
-
-    /// Tells `completed` about the segments of `range`, outside the lock.
-    private func report(_ range: Range<Int>) {
-        guard !range.isEmpty else { return }
-        let digests = state.withLock { state in range.map { state.digests[$0]! } }
-        for (index, digest) in zip(range, digests) { completed(index, digest) }
     }
 
     func synchronize() throws(KioskError) {}
 
     func close() {}
 
-    /// Finishes the current segment while it is complete (empty ones at once): closes it and keeps its digest.
-    private func finishCompleted(_ state: inout State) throws(KioskError) {
-        while state.current < lengths.count, state.written - offsetInRun(state.current) == lengths[state.current] {
+    /// Finishes the current segment while it is complete (empty ones at once): closes it, keeps its digest and adds
+    /// it to `done`, for `completed` once the lock is released.
+    private func finishCompleted(_ state: inout State, into done: inout [(Int, String)]) throws(KioskError) {
+        while state.current < lengths.count, state.written - runOffsets[state.current] == lengths[state.current] {
             if state.writer == nil { state.writer = try open(state.current) }  // an empty segment
             state.writer?.close()
             state.writer = nil
-            state.digests[state.current] = state.hasher.finalize().hexString
+            let digest = state.hasher.finalize().hexString
+            state.digests[state.current] = digest
+            done.append((state.current, digest))
             state.hasher = SHA256()
             state.current += 1
         }
     }
-
-    /// Where segment `index` starts in the range.
-    private func offsetInRun(_ index: Int) -> Int64 { runOffsets[index] }
 }
 
 extension DownloadEngine {
@@ -139,12 +131,11 @@ extension DownloadEngine {
         if let request {
             let fetcher = self.fetcher
             do {
-                _ = try await budget.withPermit {
+                try await budget.withPermit {
                     // At most one block set per permit: memory does not grow with the requests waiting.
                     let blocks = pool.take()
                     defer { pool.give(blocks) }
-                    return try await fetcher.fetchRange(
-                        request, into: splitter, blocks: blocks, segmentSize: requestLength)
+                    try await fetcher.fetchRange(request, into: splitter, blocks: blocks, segmentSize: requestLength)
                 }
             } catch {
                 failure = error

@@ -113,7 +113,7 @@ extension DownloadEngine {
     /// 2. for the granted files still missing that the grant cuts into chunks, the installed files (but those copied
     ///    whole) are cut locally with the grant's chunking and hashed once; each pending chunk found there is copied
     ///    into the part at its offset, hashed from the bytes written, and journaled as verified and reused. The
-    ///    other chunks are fetched as usual, one request per chunk.
+    ///    other chunks are fetched as usual (``ChunkPlan/runs``).
     ///
     /// A kill resumes from the journal: what was reused is not copied again. The installed version is only read. A
     /// full disk throws ``KioskError/insufficientStorage(needed:available:)``, as the fetches do. The reads and
