@@ -18,17 +18,41 @@ enum CacheFiles {
 
     /// Writes `data` to a fresh `url` (unlinking whatever had its name, never following it) and fsyncs it.
     static func writeDurably(_ data: Data, to url: URL, fileSystem: any KioskFileSystem) throws(KioskError) {
-        do throws(SystemCallError) {
-            let file = try fileSystem.open(url, mode: .createFresh)
-            defer { file.close() }
-            try file.write(data)
-            try file.synchronize()
+        try writeDurably(to: url, fileSystem: fileSystem, length: Int64(data.count)) { file in try file.write(data) }
+    }
+
+    /// Opens a fresh `url` (unlinking whatever had its name, never following it), lets `write` fill it and fsyncs
+    /// it; returns its length. A full disk is ``KioskError/insufficientStorage(needed:available:)`` with `length`
+    /// when known, else the length reached; an error of `write` that is not a system call's is a journal error.
+    @discardableResult
+    static func writeDurably(
+        to url: URL, fileSystem: any KioskFileSystem, length: Int64? = nil, _ write: (any KioskFile) throws -> Void
+    ) throws(KioskError) -> Int64 {
+        let file: any KioskFile
+        do {
+            file = try fileSystem.open(url, mode: .createFresh)
         } catch {
-            if error.code == ENOSPC || error.code == EDQUOT {
-                throw .insufficientStorage(needed: Int64(data.count), available: nil)
-            }
-            throw .fileSystem(path: url.lastPathComponent, underlying: error.message)
+            throw failure(error, url, fileSystem, length)
         }
+        defer { file.close() }
+        do {
+            try write(file)
+            try file.synchronize()
+        } catch let error as SystemCallError {
+            throw failure(error, url, fileSystem, length)
+        } catch {
+            throw .journal("writing \(url.lastPathComponent) failed: \(error)")
+        }
+        return fileSystem.status(url)?.size ?? 0
+    }
+
+    private static func failure(
+        _ error: SystemCallError, _ url: URL, _ fileSystem: any KioskFileSystem, _ length: Int64?
+    ) -> KioskError {
+        if error.code == ENOSPC || error.code == EDQUOT {
+            return .insufficientStorage(needed: length ?? fileSystem.status(url)?.size ?? 0, available: nil)
+        }
+        return .fileSystem(path: url.lastPathComponent, underlying: error.message)
     }
 
     /// Writes `data` to `url` atomically and durably: a fresh `<name>.tmp` beside it, fsync, then rename over `url`

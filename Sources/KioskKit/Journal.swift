@@ -342,53 +342,64 @@ final class Journal: Sendable {
         guard !entries.isEmpty else { return }
         for entry in entries { writer.snapshot.apply(entry) }
         // The snapshot already holds these entries (applied above): a compaction needs no lines.
-        guard writer.log != nil else { return try compact() }
-        var lines = Data()
+        guard let log = writer.log else { return try compact() }
+        // The lines go to the log as they are encoded, a piece at a time, up to the size that calls for a compaction:
+        // past it, writing stops and a compaction writes the state instead. A line cut short there (or by a failed
+        // write) is never followed by another: the compaction starts a fresh log, and recovery drops a torn last line.
+        let limit = max(writer.snapshotBytes, Self.minimumCompactionSize)
+        var written = writer.logBytes
         do {
             for entry in entries {
-                lines.append(try JournalEncoder.encode(entry))
-                lines.append(0x0A)
+                try JournalEncoder.encode(entry) { piece in
+                    guard written + piece.count <= limit else { throw LogFull() }
+                    try log.write(piece)
+                    written += piece.count
+                }
+                guard written < limit else { throw LogFull() }
+                try log.write(Self.newline)
+                written += 1
             }
-        } catch {
-            throw .journal("encoding failed: \(error)")
-        }
-        if writer.logBytes + lines.count > max(writer.snapshotBytes, Self.minimumCompactionSize) {
-            lines = Data()  // released before the snapshot is encoded
-            try compact()
-            return
-        }
-        guard let log = writer.log else { return }
-        do throws(SystemCallError) {
-            try log.write(lines)
             try log.synchronize()
-        } catch {
+        } catch is LogFull {
+            return try compact()
+        } catch let error as SystemCallError {
             writer.log?.close()
             writer.log = nil  // the next write compacts: a fresh snapshot and log
             if error.code == ENOSPC || error.code == EDQUOT {
-                throw .insufficientStorage(needed: Int64(lines.count), available: nil)
+                throw .insufficientStorage(needed: Int64(written - writer.logBytes), available: nil)
             }
             throw .journal("log write failed: \(error.message)")
+        } catch {
+            writer.log?.close()
+            writer.log = nil
+            throw .journal("encoding failed: \(error)")
         }
-        writer.logBytes += lines.count
+        writer.logBytes = written
     }
 
-    /// Writes the writer's snapshot with the next generation, then an empty log of that generation.
+    /// Thrown by a log write that would grow the log past the size that calls for a compaction.
+    private struct LogFull: Error {}
+
+    private static let newline = Data([0x0A])
+
+    /// Writes the writer's snapshot with the next generation, then an empty log of that generation. The snapshot is
+    /// encoded straight into its file, a piece at a time.
     private func compact() throws(KioskError) {
         writer.log?.close()
         writer.log = nil
         var snapshot = writer.snapshot
         snapshot.format = JournalSnapshot.currentFormat
         snapshot.generation = (snapshot.generation ?? 0) + 1
-        let data: Data
         let header: Data
         do {
-            data = try JournalEncoder.encode(snapshot)
             header = try KioskJSON.makeEncoder().encode(LogHeader(generation: snapshot.generation ?? 0)) + Data([0x0A])
         } catch {
             throw .journal("encoding failed: \(error)")
         }
         try CacheFiles.createRoot(layout.root, fileSystem: fileSystem)
-        try CacheFiles.writeDurably(data, to: temporaryURL, fileSystem: fileSystem)
+        let snapshotBytes = try CacheFiles.writeDurably(to: temporaryURL, fileSystem: fileSystem) { file in
+            try JournalEncoder.encode(snapshot) { try file.write($0) }
+        }
         if fileSystem.exists(url) {
             // Keep the last good copy: if the rename below is torn, load() falls back to it.
             try? fileSystem.rename(url, to: previousURL)
@@ -401,7 +412,7 @@ final class Journal: Sendable {
         try CacheFiles.writeAtomically(header, to: logURL, fileSystem: fileSystem)
         fileSystem.synchronizeDirectory(layout.root)
         writer.snapshot.generation = snapshot.generation
-        writer.snapshotBytes = data.count
+        writer.snapshotBytes = Int(snapshotBytes)
         writer.logBytes = header.count
         do {
             writer.log = try fileSystem.open(logURL, mode: .append)

@@ -5,30 +5,73 @@ import KioskCore
 ///
 /// Foundation's `JSONEncoder` first builds a tree of every value (a dictionary per object), then serializes it: for
 /// a grant of 20,000 files that tree weighs several times the 4 MB of JSON, and the journal encodes a grant when it
-/// arrives and again at each compaction. Here the output is the only allocation that grows with the value.
+/// arrives and again at each compaction. Here nothing grows with the value: ``encode(_:pieceSize:to:)`` hands the
+/// output on in pieces of about `pieceSize` bytes (the journal writes them to its files as they come), and
+/// ``encode(_:)`` collects them for small values.
 ///
 /// The JSON is the one `KioskJSON.makeDecoder()` reads, with `KioskJSON.makeEncoder()`'s conventions: dates as RFC 3339
 /// strings, URLs as their absolute string, `Data` as base64, slashes unescaped. Keys come in the order the values
 /// encode them, not sorted (the decoder does not care). Nested containers must be finished before their parent
 /// encodes its next value, as synthesized `Codable` conformances do.
 enum JournalEncoder {
-    /// The JSON of `value`.
+    /// The JSON of `value`, whole.
     static func encode<T: Encodable>(_ value: T) throws -> Data {
-        let writer = Writer()
-        try writer.encodeValue(value, parentLevel: -1, codingPath: [])
-        writer.close(downTo: 0)
-        return writer.bytes
+        var whole = Data()
+        try encode(value, pieceSize: 4096) { whole.append(contentsOf: $0) }
+        return whole
+    }
+
+    /// Writes the JSON of `value` to `write` in pieces of about `pieceSize` bytes (more when one string is longer),
+    /// in order; an error thrown by `write` ends the encoding and is rethrown. The memory taken is one piece, however
+    /// large the value.
+    static func encode<T: Encodable>(
+        _ value: T, pieceSize: Int = 64 << 10, to write: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
+        try withoutActuallyEscaping(write) { write in
+            let writer = Writer(pieceSize: pieceSize, write: write)
+            try writer.encodeValue(value, parentLevel: -1, codingPath: [])
+            writer.close(downTo: 0)
+            writer.flush()
+            if let failure = writer.failure { throw failure }
+        }
     }
 
     /// The output and the containers open in it, innermost last.
     fileprivate final class Writer {
-        /// The output. `Data` rather than an array: it grows in place (`realloc`), where an array copies itself into a
-        /// buffer twice as large, and is returned without a copy.
+        /// The piece being filled. `Data` rather than an array: it grows in place (`realloc`) and keeps its
+        /// capacity when emptied.
         var bytes = Data()
         /// For each open container: whether it is an object, and how many values it holds so far.
         var open: [(isObject: Bool, count: Int)] = []
+        let pieceSize: Int
+        let write: (UnsafeRawBufferPointer) throws -> Void
 
-        init() { bytes.reserveCapacity(4096) }
+        init(pieceSize: Int, write: @escaping (UnsafeRawBufferPointer) throws -> Void) {
+            self.pieceSize = pieceSize
+            self.write = write
+            bytes.reserveCapacity(pieceSize + 256)
+        }
+
+        /// The first error of `write`: nothing more is handed on after it, and ``encode(_:pieceSize:to:)`` throws it.
+        var failure: (any Error)?
+        /// The bytes handed on so far.
+        var handedOn = 0
+        /// The bytes written so far, handed on or not.
+        var position: Int { handedOn + bytes.count }
+
+        /// Hands the piece on and empties it (containers ask for this between values, where they cannot throw).
+        func flush() {
+            guard !bytes.isEmpty else { return }
+            if failure == nil {
+                do {
+                    try bytes.withUnsafeBytes { try write($0) }
+                } catch {
+                    failure = error
+                }
+            }
+            handedOn += bytes.count
+            bytes.removeAll(keepingCapacity: true)
+        }
 
         func writeRaw(_ text: String) {
             var text = text
@@ -54,6 +97,7 @@ enum JournalEncoder {
         /// Starts the next value of the container at `level`: ends its unfinished children, then the separator and,
         /// in an object, the key.
         func beginElement(at level: Int, key: (any CodingKey)?) {
+            if bytes.count >= pieceSize { flush() }
             close(downTo: level + 1)
             if open[level].count > 0 { bytes.append(UInt8(ascii: ",")) }
             open[level].count += 1
@@ -112,11 +156,11 @@ enum JournalEncoder {
             case let string as String: writeString(string)
             default:
                 let level = parentLevel + 1
-                let start = bytes.count
+                let start = position
                 let encoder = StreamEncoder(writer: self, level: level, codingPath: codingPath)
                 try value.encode(to: encoder)
                 close(downTo: level)
-                if bytes.count == start { writeRaw("{}") }  // encoded nothing, as JSONEncoder writes it
+                if position == start { writeRaw("{}") }  // encoded nothing, as JSONEncoder writes it
             }
         }
     }

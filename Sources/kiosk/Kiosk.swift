@@ -1,7 +1,6 @@
 import ArgumentParser
 
 /// The `kiosk` command-line tool: run the server, buy in the sandbox store, list and download products.
-@main
 struct Kiosk: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kiosk",
@@ -15,4 +14,16 @@ struct Kiosk: AsyncParsableCommand {
             ServeCommand.self, BuyCommand.self, ContentCommand.self, ProductsCommand.self, GetCommand.self,
         ]
     )
+}
+
+/// The process's entry point: tunes the allocator for the command about to run, on the main thread before any
+/// other thread exists, then runs it.
+@main
+enum KioskMain {
+    static func main() async {
+        if CommandLine.arguments.dropFirst().first != ServeCommand.configuration.commandName {
+            MallocArenas.limitToOne()
+        }
+        await Kiosk.main()
+    }
 }

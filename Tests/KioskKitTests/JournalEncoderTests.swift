@@ -83,6 +83,30 @@ struct JournalEncoderTests {
         #expect(try KioskJSON.decode(JournalSnapshot.self, from: JournalEncoder.encode(JournalSnapshot())) == .init())
     }
 
+    @Test(arguments: [1, 64, 4096])
+    func aValueEncodedInPiecesIsTheWholeEncodingAndNoPieceOutgrowsItsSize(pieceSize: Int) throws {
+        let snapshot = JournalSnapshot(downloads: [Self.record], installed: [Self.installed])
+        var pieces: [Data] = []
+        try JournalEncoder.encode(snapshot, pieceSize: pieceSize) { pieces.append(Data($0)) }
+        #expect(pieces.reduce(Data(), +) == (try JournalEncoder.encode(snapshot)))
+        // A piece ends at the first value boundary past `pieceSize`: by at most the longest value (the receipt's
+        // 64-character hashes here) and its key.
+        #expect(pieces.allSatisfy { $0.count < pieceSize + 128 })
+        if pieceSize < 1024 { #expect(pieces.count > 1) }
+    }
+
+    @Test func anErrorOfTheOutputEndsTheEncodingAndIsThrown() {
+        struct Full: Error {}
+        var calls = 0
+        #expect(throws: Full.self) {
+            try JournalEncoder.encode(JournalSnapshot(downloads: [Self.record]), pieceSize: 16) { _ in
+                calls += 1
+                throw Full()
+            }
+        }
+        #expect(calls == 1)  // nothing is handed on after the first failure
+    }
+
     @Test func numbersThatJSONCannotCarryAreRefused() {
         #expect(throws: EncodingError.self) { try JournalEncoder.encode([Double.nan]) }
         #expect(try! canonical(JournalEncoder.encode([1.0, 0.5, -2])) == canonical(Data("[1,0.5,-2]".utf8)))

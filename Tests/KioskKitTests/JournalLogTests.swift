@@ -125,6 +125,54 @@ struct JournalLogTests {
         #expect(loaded.downloads.first?.grant == Self.grant)
     }
 
+    @Test func anEntryLargerThanTheCompactionSizeIsWrittenAsASnapshotNotALine() async throws {
+        // A grant of many files: its entry alone is larger than the log may grow. It is not written to the log (nor
+        // held whole in memory): the log stops at the limit and a compaction writes the state instead.
+        let journal = Journal(layout: layout)
+        try journal.replace(with: JournalSnapshot())
+        let download = record()
+        let files = (0..<4_000).map { index in
+            GrantFile(
+                path: "Contents/\(index).bin", length: 1, sha256: String(repeating: "a", count: 64),
+                url: "/v1/content/com.example.a/1.0/Contents/\(index).bin")
+        }
+        let large = Grant(
+            productID: "com.example.a", contentVersion: "1.0", totalLength: 4_000,
+            expiresAt: Date(timeIntervalSince1970: 1_900_000_000), token: "t", files: files)
+        journal.append([.created(download)])
+        journal.append([.changed(id: download.id, .grant(large, receivedAt: nil))])
+        journal.append([.changed(id: download.id, .verified(path: "Contents/0.bin"))])
+        await journal.waitUntilDurable()
+        let snapshot = try #require(journal.read(journal.url))
+        #expect(snapshot.downloads.first?.grant == large)
+        let logSize = try #require(try FileManager.default.attributesOfItem(atPath: journal.logURL.path)[.size] as? Int)
+        #expect(logSize < 4096)
+        let (loaded, recovery) = Journal(layout: layout).load()
+        #expect(recovery == .loaded)
+        #expect(loaded.downloads.first?.grant == large)
+        #expect(loaded.downloads.first?.verifiedPaths == ["Contents/0.bin"])
+    }
+
+    @Test func aDiskFullInTheMiddleOfALineLosesNothingThatWasDurableAndTheNextWriteCompacts() async throws {
+        let disk = FillingDiskFileSystem()
+        let journal = Journal(layout: layout, fileSystem: disk)
+        let expected = try await writeSomeEntries(journal)
+        // The next entry is cut by a full disk after a few bytes: a torn line in the log.
+        disk.budget.withLock { $0 = 8 }
+        journal.append([.changed(id: expected.id, .verified(path: "Contents/2.bin"))])
+        await journal.waitUntilDurable()
+        let (afterFailure, recovery) = Journal(layout: layout).load()
+        #expect(recovery == .loaded)
+        #expect(afterFailure.downloads == [expected])  // the torn line is dropped, everything before it kept
+        // Space again: the next write starts a fresh snapshot and log, which hold the entry the disk refused.
+        disk.budget.withLock { $0 = nil }
+        journal.append([.state(id: expected.id, .paused(.user), attempt: 1)])
+        await journal.waitUntilDurable()
+        let (loaded, _) = Journal(layout: layout).load()
+        #expect(loaded.downloads.first?.verifiedPaths == ["Contents/0.bin", "Contents/1.bin", "Contents/2.bin"])
+        #expect(loaded.downloads.first?.state == .paused(.user))
+    }
+
     @Test func aFormat1JournalIsMigratedByTheFirstCompaction() async throws {
         let fixture = try #require(
             Bundle.module.url(forResource: "journal-format1", withExtension: "json", subdirectory: "Fixtures"))

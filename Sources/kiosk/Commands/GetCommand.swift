@@ -82,7 +82,6 @@ struct GetCommand: AsyncParsableCommand {
     var allowInsecureHTTP = false
 
     func run() async throws {
-        Self.limitMallocArenas()
         guard let serverURL = URL(string: server), serverURL.scheme != nil else {
             throw ValidationError("'\(server)' is not a URL.")
         }
@@ -142,20 +141,6 @@ struct GetCommand: AsyncParsableCommand {
         // failed request, which on Linux can take seconds against a server that keeps sending.
         if code != 0 { throw ExitCode(code) }
         await client.close()
-    }
-
-    /// glibc gives each thread that allocates an arena of its own and keeps what is freed there: the many threads of
-    /// a download with several chunk requests in flight (URLSession's, the transfers' I/O queues, the Swift pool) end
-    /// up holding tens of MiB of freed buffers. One arena (`M_ARENA_MAX`, as `MALLOC_ARENA_MAX=1` would; no slower
-    /// in the benchmark) keeps `kiosk get` of a 1 GiB file at 4 connections under 64 MiB (BENCHMARKS.md, "Client").
-    /// `mallopt` is looked up at run time: Swift's Glibc module does not export `<malloc.h>`.
-    private static func limitMallocArenas() {
-        #if canImport(Glibc)
-        typealias MallOpt = @convention(c) (Int32, Int32) -> Int32
-        let arenaMaximum: Int32 = -8  // M_ARENA_MAX in <malloc.h>
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
-        _ = unsafeBitCast(symbol, to: MallOpt.self)(arenaMaximum, 1)
-        #endif
     }
 
     /// What Ctrl-C prints: `Paused at 42 % (12.3 MB of 29.1 MB). Run the same command to resume.`
