@@ -121,11 +121,13 @@ struct APIClient: Sendable {
         return Response(status: http.statusCode, headers: headers, body: data)
     }
 
-    /// Sends a JSON request and decodes a 2xx JSON answer as `T`; any other status becomes a server error.
+    /// Sends a JSON request and decodes a 2xx JSON answer as `T` (with `decode`, by default `KioskJSON`'s decoder);
+    /// any other status becomes a server error.
     func json<T: Decodable>(
         _ type: T.Type, method: String, path: String, query: [URLQueryItem] = [],
         body: (some Encodable)? = Optional<String>.none,
-        headers: [String: String] = [:]
+        headers: [String: String] = [:],
+        decode: (Data) throws -> T = { try KioskJSON.decode(T.self, from: $0) }
     ) async throws(KioskError) -> (T?, Response) {
         var request = URLRequest(url: try url(path, query: query))
         request.httpMethod = method
@@ -143,19 +145,21 @@ struct APIClient: Sendable {
                 retryAfter: RetryAfter.seconds(from: response.header("Retry-After")))
         }
         do {
-            return (try KioskJSON.decode(T.self, from: response.body), response)
+            return (try decode(response.body), response)
         } catch {
             throw .invalidResponse("the \(path) answer could not be decoded: \(error)")
         }
     }
 
-    /// `POST /v1/downloads`: a grant for one product, checked (``GrantValidation``) before anything uses it.
+    /// `POST /v1/downloads`: a grant for one product, decoded a few files at a time (``GrantJSON``) and checked
+    /// (``GrantValidation``) before anything uses it.
     func grant(productID: String, proof: PurchaseProof) async throws(KioskError) -> Grant {
         let (grant, _) = try await json(
             Grant.self, method: "POST", path: "/v1/downloads",
             body: GrantRequest(
                 proof: proof, productID: productID,
-                installationID: installationID))
+                installationID: installationID),
+            decode: GrantJSON.decode)
         guard let grant else { throw .invalidResponse("empty grant") }
         try GrantValidation.validate(grant, productID: productID, limits: limits.grant)
         return grant
