@@ -121,6 +121,8 @@ final class Journal: Sendable {
         var appended: UInt64 = 0
         var durable: UInt64 = 0
         var waiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
+        /// Callers of ``waitForRoom()`` waiting for the writer to take the queue.
+        var roomWaiters: [CheckedContinuation<Void, Never>] = []
         var isWriting = false
     }
 
@@ -138,6 +140,9 @@ final class Journal: Sendable {
     static let commitDelay = DispatchTimeInterval.milliseconds(50)
     /// Appends written at once, without waiting for ``commitDelay``.
     static let groupSize = 64
+
+    /// Appends queued (not yet taken by the writer) beyond which ``waitForRoom()`` waits: four groups.
+    static let maximumPending = 4 * groupSize
 
     /// The smallest log that is compacted.
     static let minimumCompactionSize = 256 << 10
@@ -196,6 +201,20 @@ final class Journal: Sendable {
         }
     }
 
+    /// Returns at once while fewer than ``maximumPending`` appends wait for the writer, otherwise once the writer has
+    /// taken them. A download that verifies files faster than the disk commits them waits here after each checkpoint,
+    /// so that the queue stays bounded (20,000 small files verified in a burst once queued 4 MB of entries).
+    func waitForRoom() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let hasRoom = shared.withLock { shared -> Bool in
+                guard shared.pending.count >= Self.maximumPending else { return true }
+                shared.roomWaiters.append(continuation)
+                return false
+            }
+            if hasRoom { continuation.resume() }
+        }
+    }
+
     /// Returns once everything appended before the call is durable.
     func waitUntilDurable() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -221,7 +240,12 @@ final class Journal: Sendable {
     /// the snapshot is the state. Used at launch, after recovery.
     func replace(with snapshot: JournalSnapshot) throws(KioskError) {
         let result: Result<Void, KioskError> = queue.sync {
-            shared.withLock { $0.pending = [] }
+            let roomWaiters = shared.withLock { shared in
+                shared.pending = []
+                defer { shared.roomWaiters = [] }
+                return shared.roomWaiters
+            }
+            for waiter in roomWaiters { waiter.resume() }
             writer.snapshot = snapshot
             do throws(KioskError) {
                 try compact()
@@ -240,12 +264,14 @@ final class Journal: Sendable {
     /// ``commitDelay`` old; otherwise comes back then, so that the files verified meanwhile share the next fsync.
     private func writeQueued(draining: Bool) {
         while true {
-            let (appends, target) = shared.withLock { shared in
-                let taken = (shared.pending, shared.appended)
+            let (appends, target, roomWaiters) = shared.withLock { shared in
+                let taken = (shared.pending, shared.appended, shared.roomWaiters)
                 shared.pending = []
+                shared.roomWaiters = []
                 if taken.0.isEmpty { shared.isWriting = false }
                 return taken
             }
+            for waiter in roomWaiters { waiter.resume() }
             if appends.isEmpty {
                 finish(upTo: target)
                 return

@@ -867,8 +867,9 @@ public actor KioskClient {
     private func startTransfer(_ id: DownloadID, _ work: DownloadWork, renewingGrant: Bool = false) {
         let engine = self.engine
         let hooks = EngineHooks(
-            checkpoint: { [weak self] changes, directory, file in
+            checkpoint: { [weak self, journal] changes, directory, file in
                 await self?.checkpoint(id, changes, syncing: directory, file: file)
+                await journal.waitForRoom()  // the journal's queue stays bounded however fast files complete
             },
             durable: { [journal] in await journal.waitUntilDurable() },
             progress: { [weak self] written, expected in

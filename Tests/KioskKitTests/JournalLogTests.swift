@@ -154,7 +154,7 @@ struct JournalLogTests {
     }
 
     @Test func aDiskFullInTheMiddleOfALineLosesNothingThatWasDurableAndTheNextWriteCompacts() async throws {
-        let disk = FillingDiskFileSystem()
+        let disk = TestDiskFileSystem()
         let journal = Journal(layout: layout, fileSystem: disk)
         let expected = try await writeSomeEntries(journal)
         // The next entry is cut by a full disk after a few bytes: a torn line in the log.
@@ -171,6 +171,54 @@ struct JournalLogTests {
         let (loaded, _) = Journal(layout: layout).load()
         #expect(loaded.downloads.first?.verifiedPaths == ["Contents/0.bin", "Contents/1.bin", "Contents/2.bin"])
         #expect(loaded.downloads.first?.state == .paused(.user))
+    }
+
+    @Test func appendersWaitForRoomWhileTheQueueIsFullAndGoOnOnceTheWriterTakesIt() async throws {
+        let disk = TestDiskFileSystem()
+        let journal = Journal(layout: layout, fileSystem: disk)
+        try journal.replace(with: JournalSnapshot())
+        let download = record()
+        // The writer takes a full group and stops in the log's fsync, held until `release`.
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        disk.beforeSynchronize.withLock {
+            $0 = {
+                entered.signal()
+                release.wait()
+            }
+        }
+        for _ in 0..<Journal.groupSize { journal.append([.created(download)]) }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                entered.wait()
+                continuation.resume()
+            }
+        }
+        disk.beforeSynchronize.withLock { $0 = nil }
+        #expect(await waitsForRoom(journal) == false)  // the queue is empty: no wait
+        for index in 0..<Journal.maximumPending {
+            journal.append([.changed(id: download.id, .verified(path: "Contents/\(index).bin"))])
+        }
+        let waiter = Task { await journal.waitForRoom() }
+        #expect(await waitsForRoom(journal) == true)
+        release.signal()  // the writer finishes its group and takes the queue: the waiters go on
+        await waiter.value
+        await journal.waitUntilDurable()
+        let (loaded, _) = Journal(layout: layout).load()
+        #expect(loaded.downloads.first?.verifiedPaths.count == Journal.maximumPending)
+    }
+
+    /// Whether `waitForRoom()` is still waiting after a quarter of a second.
+    private func waitsForRoom(_ journal: Journal) async -> Bool {
+        let done = Locked(false)
+        let task = Task {
+            await journal.waitForRoom()
+            done.withLock { $0 = true }
+        }
+        try? await Task.sleep(for: .milliseconds(250))
+        let waiting = !done.withLock { $0 }
+        if !waiting { await task.value }
+        return waiting
     }
 
     @Test func aFormat1JournalIsMigratedByTheFirstCompaction() async throws {

@@ -8,11 +8,13 @@ import Foundation
     import Darwin
 #endif
 
-/// The real file system on a disk that fills up: once ``budget`` bytes have been written (through any open file), a
-/// write writes what fits and fails with `ENOSPC`, as `write(2)` does. `nil` is an empty disk again.
-final class FillingDiskFileSystem: KioskFileSystem {
+/// The real file system on a disk that fills up and whose fsyncs can be held: once ``budget`` bytes have been written
+/// (through any open file), a write writes what fits and fails with `ENOSPC`, as `write(2)` does (`nil` is an empty
+/// disk again); ``beforeSynchronize`` runs before each file's fsync, where a test may hold the journal's writer.
+final class TestDiskFileSystem: KioskFileSystem {
     private let real = POSIXFileSystem()
     let budget = Locked<Int?>(nil)
+    let beforeSynchronize = Locked<(@Sendable () -> Void)?>(nil)
 
     /// Takes up to `count` bytes of the budget; how many fit.
     fileprivate func reserve(_ count: Int) -> Int {
@@ -39,9 +41,9 @@ final class FillingDiskFileSystem: KioskFileSystem {
 
 private final class FillingFile: KioskFile {
     let inner: any KioskFile
-    let disk: FillingDiskFileSystem
+    let disk: TestDiskFileSystem
 
-    init(inner: any KioskFile, disk: FillingDiskFileSystem) {
+    init(inner: any KioskFile, disk: TestDiskFileSystem) {
         self.inner = inner
         self.disk = disk
     }
@@ -63,6 +65,9 @@ private final class FillingFile: KioskFile {
         try inner.read(into: buffer, at: offset)
     }
     func truncate(to length: Int64) throws(SystemCallError) { try inner.truncate(to: length) }
-    func synchronize() throws(SystemCallError) { try inner.synchronize() }
+    func synchronize() throws(SystemCallError) {
+        disk.beforeSynchronize.withLock { $0 }?()
+        try inner.synchronize()
+    }
     func close() { inner.close() }
 }
