@@ -372,19 +372,26 @@ final class Journal: Sendable {
         // The lines go to the log as they are encoded, a piece at a time, up to the size that calls for a compaction:
         // past it, writing stops and a compaction writes the state instead. A line cut short there (or by a failed
         // write) is never followed by another: the compaction starts a fresh log, and recovery drops a torn last line.
+        // The lines are gathered into writes of up to ``writeSize``: a group of small entries is one write.
         let limit = max(writer.snapshotBytes, Self.minimumCompactionSize)
         var written = writer.logBytes
+        var buffer = Data()
         do {
             for entry in entries {
                 try JournalEncoder.encode(entry) { piece in
                     guard written + piece.count <= limit else { throw LogFull() }
-                    try log.write(piece)
+                    buffer.append(contentsOf: piece)
                     written += piece.count
+                    if buffer.count >= Self.writeSize {
+                        try log.write(buffer)
+                        buffer.removeAll(keepingCapacity: true)
+                    }
                 }
                 guard written < limit else { throw LogFull() }
-                try log.write(Self.newline)
+                buffer.append(0x0A)
                 written += 1
             }
+            try log.write(buffer)
             try log.synchronize()
         } catch is LogFull {
             return try compact()
@@ -406,7 +413,8 @@ final class Journal: Sendable {
     /// Thrown by a log write that would grow the log past the size that calls for a compaction.
     private struct LogFull: Error {}
 
-    private static let newline = Data([0x0A])
+    /// The most bytes of log lines held before they are written.
+    static let writeSize = 64 << 10
 
     /// Writes the writer's snapshot with the next generation, then an empty log of that generation. The snapshot is
     /// encoded straight into its file, a piece at a time.
