@@ -77,11 +77,14 @@ enum JournalEntry: Sendable, Hashable, Codable {
 ///   queue takes every queued entry, fsyncs the files (several at once) and folders they asked for (a verified
 ///   file's bytes and the folder where it got its final name), then writes the entries and fsyncs the log once for
 ///   all of them (a group commit). The writer starts ``commitDelay`` after the first append, or at once when
-///   ``groupSize`` entries are queued or someone waits, so that files verified close together share the fsync. ``waitUntilDurable()`` and
-///   ``synchronize()`` return once everything appended before them is on disk.
-/// - **Compaction**: when the log grows past the snapshot's size (at least 256 KiB), the writer writes a new
+///   ``groupSize`` entries are queued or someone waits, so that files verified close together share the fsync.
+///   ``waitUntilDurable()`` and ``synchronize()`` return once everything appended before them is on disk; a producer
+///   calls ``waitForRoom()`` after appending, so that at most ``maximumPending`` appends wait at once. Lines are
+///   encoded straight into writes of up to ``writeSize``, never whole in memory.
+/// - **Compaction**: when the log would grow past the snapshot's size (at least 256 KiB), the writer writes a new
 ///   snapshot atomically (temporary file, fsync, the previous copy kept as `journal.prev.json`, rename, folder
-///   fsync) with the next generation and starts an empty log of that generation. Each byte of the snapshot is
+///   fsync), encoded into the file a piece at a time, with the next generation and starts an empty log of that
+///   generation. Each byte of the snapshot is
 ///   thus paid for by at least as many bytes of log: the cost per change stays constant.
 /// - **Recovery** (``load()``) reads the snapshot, then replays the log when its generation matches (a crash
 ///   between the new snapshot and the new log leaves a stale log, already folded into the snapshot). A torn or
