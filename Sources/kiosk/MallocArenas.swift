@@ -9,7 +9,8 @@
 ///
 /// Measured with `kiosk get` (BENCHMARKS.md): of a 1 GiB file at 4 connections per file, 89–94 MiB at the peak
 /// without it, under 64 with it, no slower; of 20,000 files of 1 KiB, 77–81 MiB when the limit came from the command's
-/// `run` (too late: the Swift pool's first thread already had an arena of its own), 71–73 MiB from the entry point.
+/// `run` (too late: the Swift pool's first thread already had an arena of its own), 71–73 MiB with the limit in place
+/// before any thread (as `MALLOC_ARENA_MAX=1` in the environment gives it).
 enum MallocArenas {
     /// Limits the process to one arena. Must run before a second thread allocates: a thread that already has an arena
     /// keeps it. `mallopt` is looked up at run time: Swift's Glibc module does not export `<malloc.h>`.
