@@ -299,7 +299,7 @@ final class ProgressRenderer: Sendable {
         return parts.joined(separator: "  ")
     }
 
-    static func bytes(_ count: Int64) -> String { ByteCountFormatter.string(fromByteCount: count, countStyle: .file) }
+    static func bytes(_ count: Int64) -> String { ByteCountText.file(count) }
 
     static func duration(_ value: Duration) -> String {
         let seconds = Int(value.components.seconds)

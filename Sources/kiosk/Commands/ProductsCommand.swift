@@ -79,9 +79,7 @@ struct ProductsCommand: AsyncParsableCommand {
                 product.id, product.type.rawValue, product.contentVersion,
                 product.fileCount == 0
                     ? "-"
-                    : ByteCountFormatter.string(
-                        fromByteCount: product.contentLength,
-                        countStyle: .file),
+                    : ByteCountText.file(product.contentLength),
                 String(product.fileCount), product.title,
             ])
         }
