@@ -22,12 +22,11 @@ enum CacheFiles {
     }
 
     /// Opens a fresh `url` (unlinking whatever had its name, never following it), lets `write` fill it and fsyncs
-    /// it; returns its length. A full disk is ``KioskError/insufficientStorage(needed:available:)`` with `length`
-    /// when known, else the length reached; an error of `write` that is not a system call's is a journal error.
-    @discardableResult
+    /// it. A full disk is ``KioskError/insufficientStorage(needed:available:)`` with `length` when known, else the
+    /// length reached; an error of `write` that is not a system call's is a journal error.
     static func writeDurably(
         to url: URL, fileSystem: any KioskFileSystem, length: Int64? = nil, _ write: (any KioskFile) throws -> Void
-    ) throws(KioskError) -> Int64 {
+    ) throws(KioskError) {
         let file: any KioskFile
         do {
             file = try fileSystem.open(url, mode: .createFresh)
@@ -43,7 +42,6 @@ enum CacheFiles {
         } catch {
             throw .journal("writing \(url.lastPathComponent) failed: \(error)")
         }
-        return fileSystem.status(url)?.size ?? 0
     }
 
     private static func failure(

@@ -84,8 +84,8 @@ enum JournalEntry: Sendable, Hashable, Codable {
 /// - **Compaction**: when the log would grow past the snapshot's size (at least 256 KiB), the writer writes a new
 ///   snapshot atomically (temporary file, fsync, the previous copy kept as `journal.prev.json`, rename, folder
 ///   fsync), encoded into the file a piece at a time, with the next generation and starts an empty log of that
-///   generation. Each byte of the snapshot is
-///   thus paid for by at least as many bytes of log: the cost per change stays constant.
+///   generation. Each byte of the snapshot is thus paid for by at least as many bytes of log: the cost per change
+///   stays constant.
 /// - **Recovery** (``load()``) reads the snapshot, then replays the log when its generation matches (a crash
 ///   between the new snapshot and the new log leaves a stale log, already folded into the snapshot). A torn or
 ///   undecodable line ends the replay: every entry before it is kept. A torn snapshot falls back to the previous
@@ -434,8 +434,12 @@ final class Journal: Sendable {
             throw .journal("encoding failed: \(error)")
         }
         try CacheFiles.createRoot(layout.root, fileSystem: fileSystem)
-        let snapshotBytes = try CacheFiles.writeDurably(to: temporaryURL, fileSystem: fileSystem) { file in
-            try JournalEncoder.encode(snapshot) { try file.write($0) }
+        var snapshotBytes = 0
+        try CacheFiles.writeDurably(to: temporaryURL, fileSystem: fileSystem) { file in
+            try JournalEncoder.encode(snapshot) { piece in
+                try file.write(piece)
+                snapshotBytes += piece.count
+            }
         }
         if fileSystem.exists(url) {
             // Keep the last good copy: if the rename below is torn, load() falls back to it.
@@ -449,7 +453,7 @@ final class Journal: Sendable {
         try CacheFiles.writeAtomically(header, to: logURL, fileSystem: fileSystem)
         fileSystem.synchronizeDirectory(layout.root)
         writer.snapshot.generation = snapshot.generation
-        writer.snapshotBytes = Int(snapshotBytes)
+        writer.snapshotBytes = snapshotBytes
         writer.logBytes = header.count
         do {
             writer.log = try fileSystem.open(logURL, mode: .append)
