@@ -25,6 +25,11 @@ public struct ChunkingParameters: Sendable, Hashable, Codable {
     public static let standard = ChunkingParameters(
         algorithm: fastCDCv1, minimum: 256 << 10, average: 1 << 20, maximum: 4 << 20)
 
+    /// 16 KiB / 64 KiB / 256 KiB, for cutting one chunk finer (``GrantSubchunks``): an edit inside a chunk costs
+    /// about a subchunk or two instead of the chunk.
+    public static let subchunks = ChunkingParameters(
+        algorithm: fastCDCv1, minimum: 16 << 10, average: 64 << 10, maximum: 256 << 10)
+
     /// Parameters of the current algorithm. `average` must be a power of two, and
     /// `64 ≤ minimum < average < maximum`.
     public init(algorithm: String = fastCDCv1, minimum: Int, average: Int, maximum: Int) {

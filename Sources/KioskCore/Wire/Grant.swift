@@ -107,11 +107,15 @@ public struct Grant: Codable, Sendable, Hashable {
     /// The version's files as one resource, concatenated in ``files`` order, so that many small files come in a
     /// few ranged requests; present when the version has two files or more and the server serves packs.
     public var pack: GrantPack?
+    /// Where the chunks of this version's files are cut finer, on request (``GrantSubchunks``): an update reuses the
+    /// unchanged parts of a changed chunk. Present when any file has chunks and the server serves subchunks.
+    public var subchunks: GrantSubchunks?
 
     /// Creates a grant.
     public init(
         productID: String, contentVersion: String, totalLength: Int64, expiresAt: Date, token: String,
-        files: [GrantFile], chunking: ChunkingParameters? = nil, pack: GrantPack? = nil
+        files: [GrantFile], chunking: ChunkingParameters? = nil, pack: GrantPack? = nil,
+        subchunks: GrantSubchunks? = nil
     ) {
         self.productID = productID
         self.contentVersion = contentVersion
@@ -121,6 +125,7 @@ public struct Grant: Codable, Sendable, Hashable {
         self.files = files
         self.chunking = chunking
         self.pack = pack
+        self.subchunks = subchunks
     }
 
     enum CodingKeys: String, CodingKey {
@@ -128,7 +133,7 @@ public struct Grant: Codable, Sendable, Hashable {
         case contentVersion = "content_version"
         case totalLength = "total_length"
         case expiresAt = "expires_at"
-        case token, files, chunking, pack
+        case token, files, chunking, pack, subchunks
     }
 }
 
