@@ -44,6 +44,8 @@ public enum GrantProblem: Sendable, Hashable, Codable, CustomStringConvertible {
     case duplicatePath(String)
     /// A file's URL is not a path under `/v1/content/<product>/<version>/` on the server's own origin.
     case contentURL(path: String, url: String)
+    /// The grant's subchunk URL is not `/v1/subchunks/<product>/<version>` on the server's own origin.
+    case subchunksURL(String)
     /// More files than ``GrantLimits/maximumFileCount``.
     case tooManyFiles(count: Int, limit: Int)
     /// `total_length` is larger than ``GrantLimits/maximumTotalLength``.
@@ -62,6 +64,7 @@ public enum GrantProblem: Sendable, Hashable, Codable, CustomStringConvertible {
         case .duplicatePath(let path): "the file \(path) is listed twice"
         case .contentURL(let path, let url):
             "the URL '\(url)' of \(path) is not a path under /v1/content/<product>/<version>/ on the server"
+        case .subchunksURL(let url): "its subchunk URL '\(url)' is not /v1/subchunks/<product>/<version> on the server"
         case .tooManyFiles(let count, let limit): "it lists \(count) files, over the limit of \(limit)"
         case .totalLengthTooLarge(let total, let limit): "its total_length \(total) is over the limit of \(limit) bytes"
         case .totalLengthMismatch(let declared, let sum):
@@ -99,8 +102,7 @@ enum GrantValidation {
             guard Identifiers.isValidFilePath(file.path) else {
                 throw refuse(.invalidPath(GrantProblem.excerpt(file.path)))
             }
-            guard file.length >= 0, file.sha256.utf8.count == 64, file.sha256.utf8.allSatisfy({ hexValue($0) != nil })
-            else {
+            guard file.length >= 0, isDigest(file.sha256) else {
                 throw refuse(.invalidFile(path: file.path))
             }
             guard paths.insert(file.path).inserted else { throw refuse(.duplicatePath(file.path)) }
@@ -114,6 +116,7 @@ enum GrantValidation {
         guard sum == grant.totalLength else {
             throw refuse(.totalLengthMismatch(declared: grant.totalLength, sum: sum))
         }
+        if grant.subchunks != nil { _ = try subchunksURL(of: grant) }
         guard let chunking = grant.chunking, chunking.isSupported else { return }
         var chunkCount = 0
         for file in grant.files {
@@ -144,7 +147,7 @@ enum GrantValidation {
             guard chunk.length >= 1, chunk.length <= Int64(chunking.maximum), chunk.length <= file.length - next else {
                 throw refuse("chunk \(index) is \(chunk.length) bytes long")
             }
-            guard chunk.sha256.utf8.count == 64, chunk.sha256.utf8.allSatisfy({ hexValue($0) != nil }) else {
+            guard isDigest(chunk.sha256) else {
                 throw refuse("chunk \(index) has a malformed SHA-256")
             }
             next += chunk.length  // at most file.length: checked above
@@ -157,6 +160,24 @@ enum GrantValidation {
     static func chunks(of file: GrantFile, in grant: Grant) -> [GrantChunk]? {
         guard let chunks = file.chunks, !chunks.isEmpty, grant.chunking?.isSupported == true else { return nil }
         return chunks
+    }
+
+    /// The server path of `file`'s subchunks: the grant's ``GrantSubchunks/url``, which must be exactly
+    /// `/v1/subchunks/<product>/<version>`, followed by the file's path as its checked content URL spells it.
+    static func subchunkPath(of file: GrantFile, in grant: Grant) throws(KioskError) -> String {
+        let expected = try subchunksURL(of: grant)
+        let content = try contentPath(of: file, in: grant)  // "/v1/content/<product>/<version>/<path>"
+        let version = "/v1/content/\(grant.productID)/\(grant.contentVersion)"
+        return expected + String(decoding: content.utf8.dropFirst(version.utf8.count), as: UTF8.self)
+    }
+
+    /// The grant's ``GrantSubchunks/url``, checked: exactly `/v1/subchunks/<product>/<version>`.
+    static func subchunksURL(of grant: Grant) throws(KioskError) -> String {
+        let url = grant.subchunks?.url ?? ""
+        guard url == "/v1/subchunks/\(grant.productID)/\(grant.contentVersion)" else {
+            throw .unsafeGrant(productID: grant.productID, problem: .subchunksURL(GrantProblem.excerpt(url)))
+        }
+        return url
     }
 
     /// The percent-encoded path of `file`'s URL, checked: until offload exists, the only valid form is
@@ -198,6 +219,11 @@ enum GrantValidation {
             }
         }
         return String(bytes: bytes, encoding: .utf8)
+    }
+
+    /// Whether `text` is a SHA-256 in hex: 64 hex digits.
+    static func isDigest(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { hexValue($0) != nil }
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

@@ -55,37 +55,59 @@ enum ChunkIndex {
     static func build(
         _ files: [InstalledFile], in directory: URL, parameters: ChunkingParameters, fileSystem: any KioskFileSystem
     ) throws -> [String: ChunkSource]? {
+        try build(
+            ranges: files.map { ChunkSource(path: $0.path, offset: 0, length: .max) }, in: directory,
+            parameters: parameters, fileSystem: fileSystem)
+    }
+
+    /// Indexes the byte ranges `sources` of files of `directory`, each cut from its first byte as if it were a file
+    /// of its own (a ``ChunkSource/length`` of `Int64.max` reads to the end of the file); `nil` when this client
+    /// does not cut with `parameters`. A range that cannot be read is indexed as far as it was read.
+    static func build(
+        ranges sources: [ChunkSource], in directory: URL, parameters: ChunkingParameters, fileSystem: any KioskFileSystem
+    ) throws -> [String: ChunkSource]? {
         guard ContentDefinedChunker(parameters) != nil else { return nil }
         var index: [String: ChunkSource] = [:]
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileHashing.chunkSize, alignment: 64)
         defer { buffer.deallocate() }
-        for file in files {
+        var opened: (path: String, file: any KioskFile)?
+        defer { opened?.file.close() }
+        for source in sources {
             try Task.checkCancellation()
-            let url = directory.appendingPathComponent(file.path, isDirectory: false)
-            try? add(url, path: file.path, parameters: parameters, buffer: buffer, fileSystem: fileSystem, to: &index)
+            if opened?.path != source.path {
+                opened?.file.close()
+                opened = nil
+                let url = directory.appendingPathComponent(source.path, isDirectory: false)
+                guard let file = try? fileSystem.open(url, mode: .read) else { continue }
+                opened = (source.path, file)
+            }
+            guard let file = opened?.file else { continue }
+            try? add(source, of: file, parameters: parameters, buffer: buffer, to: &index)
         }
         return index
     }
 
-    /// Cuts and hashes one file into `index` (the first place a hash is seen is kept).
+    /// Cuts and hashes one range of a file into `index` (the first place a hash is seen is kept).
     private static func add(
-        _ url: URL, path: String, parameters: ChunkingParameters, buffer: UnsafeMutableRawBufferPointer,
-        fileSystem: any KioskFileSystem, to index: inout [String: ChunkSource]
+        _ source: ChunkSource, of file: any KioskFile, parameters: ChunkingParameters,
+        buffer: UnsafeMutableRawBufferPointer, to index: inout [String: ChunkSource]
     ) throws(SystemCallError) {
         guard var chunker = ContentDefinedChunker(parameters) else { return }
-        let file = try fileSystem.open(url, mode: .read)
-        defer { file.close() }
         var hasher = SHA256()
-        var start: Int64 = 0
+        var start: Int64 = 0  // from the range's first byte
         var position: Int64 = 0
         func cut(at end: Int64) {
             let digest = hasher.finalize().hexString
-            if index[digest] == nil { index[digest] = ChunkSource(path: path, offset: start, length: end - start) }
+            if index[digest] == nil {
+                index[digest] = ChunkSource(path: source.path, offset: source.offset + start, length: end - start)
+            }
             hasher = SHA256()
             start = end
         }
-        while true {
-            let count = try file.read(into: buffer)
+        while position < source.length {
+            let want = Int(min(Int64(buffer.count), source.length - position))
+            let count = try file.read(
+                into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: source.offset + position)
             if count == 0 { break }
             var offset = 0
             while offset < count {
@@ -113,7 +135,9 @@ extension DownloadEngine {
     /// 2. for the granted files still missing that the grant cuts into chunks, the installed files (but those copied
     ///    whole) are cut locally with the grant's chunking and hashed once; each pending chunk found there is copied
     ///    into the part at its offset, hashed from the bytes written, and journaled as verified and reused. The
-    ///    other chunks are fetched as usual (``ChunkPlan/runs``).
+    ///    other chunks are fetched as usual (``ChunkPlan/runs``);
+    /// 3. the chunks still missing next to reused ones are put together from the installed subchunks and ranges
+    ///    fetched for the rest (``seedSubchunks(_:files:index:from:grant:onDisk:folders:tally:hooks:)``).
     ///
     /// A kill resumes from the journal: what was reused is not copied again. The installed version is only read. A
     /// full disk throws ``KioskError/insufficientStorage(needed:available:)``, as the fetches do. The reads and
@@ -158,6 +182,9 @@ extension DownloadEngine {
                 reusable, of: file, chunks: chunks, from: installed, work: &work, onDisk: &onDisk, folders: &folders,
                 tally: tally, hooks: hooks)
         }
+        try await seedSubchunks(
+            &work, files: chunked, index: index, from: installed, grant: grant, onDisk: &onDisk, folders: &folders,
+            tally: tally, hooks: hooks)
     }
 
     /// Copies an installed file with the granted file's hash into its part, checks the copy and gives it its final
