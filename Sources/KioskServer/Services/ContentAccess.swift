@@ -98,7 +98,8 @@ struct ContentAccess: Sendable {
     }
 }
 
-/// The product, version and file a content request names, decoded and checked (see ``ContentRoutes/parse(rawPath:)``).
+/// The product, version and file a content or subchunk request names, decoded and checked (see
+/// ``ContentPath/init(rawPath:under:)``).
 struct ContentPath: Equatable {
     var productID: String
     var version: String
