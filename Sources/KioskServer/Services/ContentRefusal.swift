@@ -14,8 +14,9 @@ public enum ContentRefusal: Error, Sendable, Hashable {
     case versionGone(productID: String, version: String)
     /// The product version has no such file (`not_found`).
     case unknownFile(productID: String, path: String)
-    /// The file changes on disk while it is being opened (it is being written now): `internal_error` with reason
-    /// `file_changing` and `Retry-After: 1`.
+    /// The file changes on disk while it is being opened, or its bytes are not those the catalog hashed when they
+    /// are read to cut a chunk (it is being written now): `internal_error` with reason `file_changing` and
+    /// `Retry-After: 1`.
     case fileChanging(productID: String, path: String)
 }
 

@@ -60,6 +60,25 @@ final class OpenContentFile: Sendable {
         return NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: copy)
     }
 
+    /// Reads the bytes at `offset` into `buffer` with `pread(2)`, which leaves the descriptor's position alone, so
+    /// the responses streaming the file are not disturbed. Blocking: call it on a thread that may block.
+    ///
+    /// - Returns: how many bytes were read: all of `buffer` unless the file ends first.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        var total = 0
+        while total < buffer.count {
+            let count = pread(descriptor, base + total, buffer.count - total, off_t(offset) + off_t(total))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw IOError(errnoCode: errno, reason: "pread")
+            }
+            if count == 0 { break }
+            total += count
+        }
+        return total
+    }
+
     /// Opens `file` without following links and checks that the open file is the one the manifest describes.
     /// Blocking: call it on a thread that may block.
     ///

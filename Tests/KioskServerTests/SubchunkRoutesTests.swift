@@ -1,0 +1,322 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import KioskCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import Testing
+
+@testable import KioskServer
+
+/// A real Kiosk server on an ephemeral loopback port over a temporary content folder of one product, signing grants
+/// with a known secret so that the tests sign their own tokens.
+struct SubchunkTestServer {
+    static let product = "com.example.delta"
+    static let secret = String(repeating: "s", count: 32)
+
+    let port: Int
+    let content: ServerTestDirectory
+    let server: KioskHTTPServer
+    let log: ServerTestLogRecorder
+
+    /// Runs `body` against a server serving `files` (paths below the product folder), then stops it.
+    static func with(files: [String: Data], _ body: (SubchunkTestServer) async throws -> Void) async throws {
+        let content = try ServerTestDirectory("subchunk-content")
+        let data = try ServerTestDirectory("subchunk-data")
+        try content.writeProduct(id: product, files: files)
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.contentDirectory = content.url
+        configuration.dataDirectory = data.url
+        configuration.reloadInterval = .zero
+        configuration.grantSecret = secret
+        let log = ServerTestLogRecorder()
+        let server = try await KioskHTTPServer(configuration: configuration, logger: log.logger)
+        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
+        let shutdown = ServerShutdown()
+        let task = Task {
+            defer { continuation.finish() }
+            try await server.run(shutdown: shutdown) { _, port in continuation.yield(port) }
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            try await task.value
+            Issue.record("the server did not start")
+            return
+        }
+        let running = SubchunkTestServer(port: port, content: content, server: server, log: log)
+        do {
+            try await body(running)
+        } catch {
+            await shutdown.trigger()
+            _ = try? await task.value
+            throw error
+        }
+        await shutdown.trigger()
+        _ = try? await task.value
+    }
+
+    /// A token for `version` of the product, live for a minute.
+    func token(version: String = "1.0") throws -> String {
+        let signer = GrantSigner(keyring: try GrantKeyring.fromSecret(Self.secret, keyID: "env"))
+        return signer.sign(
+            GrantClaims(
+                productID: Self.product, contentVersion: version, transactionID: "2000000000000001",
+                expiresAt: Int64(Date().timeIntervalSince1970) + 60, originalTransactionID: "2000000000000001"))
+    }
+
+    /// The subchunk resource of a file, as a client builds it from the grant.
+    static func subchunksPath(_ file: String, version: String = "1.0") -> String {
+        GrantService.subchunksURL(product: product, version: version) + "/" + file
+    }
+
+    /// The content resource of a file.
+    static func contentPath(_ file: String, version: String = "1.0") -> String {
+        GrantService.contentURL(product: product, version: version, path: file)
+    }
+
+    /// A GET of `target` (path and query) with the token as a bearer, if any.
+    func get(_ target: String, token: String? = nil) async throws -> (status: Int, headers: HTTPHeaders, body: Data) {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)\(target)")
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+        let body = try await response.body.collect(upTo: 16 << 20)
+        return (Int(response.status.code), response.headers, Data(buffer: body))
+    }
+
+    /// The current catalog's entry for a file of the product.
+    func manifestFile(_ path: String) throws -> ManifestFile {
+        try #require(server.catalog.snapshot.products[Self.product]?.file(atPath: path))
+    }
+}
+
+@Suite("Subchunk routes")
+struct SubchunkRoutesTests {
+    typealias T = SubchunkTestServer
+
+    /// 5 MiB of pseudo-random bytes: several chunks of the standard chunking.
+    static let big = FileChunkingTests.randomBytes(5 << 20, seed: 10)
+    static let bigPath = "Contents/big.bin"
+    static let smallPath = "Contents/small.txt"
+    static let files = [bigPath: big, smallPath: Data("one chunk".utf8)]
+
+    private func envelope(_ body: Data) throws -> APIErrorEnvelope.Body {
+        try KioskJSON.decode(APIErrorEnvelope.self, from: body).error
+    }
+
+    private func sha256(_ bytes: Data) -> String {
+        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Checks that `cut` is chunk `chunk` of `file` cut from its first byte: contiguous subchunks from the chunk's
+    /// offset to its end, within the subchunk limits, hashing to the file's bytes, and the chunker's own lengths.
+    private func expectCuts(_ cut: ChunkSubchunks, chunk: GrantChunk, of file: Data) {
+        let limits = ChunkingParameters.subchunks
+        var offset = chunk.offset
+        for (position, subchunk) in cut.subchunks.enumerated() {
+            #expect(subchunk.offset == offset, "chunk \(cut.index), subchunk \(position)")
+            #expect(subchunk.length > 0 && subchunk.length <= limits.maximum)
+            if position < cut.subchunks.count - 1 { #expect(subchunk.length >= limits.minimum) }
+            let bytes = file[Int(subchunk.offset)..<Int(subchunk.offset + subchunk.length)]
+            #expect(subchunk.sha256 == sha256(bytes), "chunk \(cut.index), subchunk \(position)")
+            offset += subchunk.length
+        }
+        #expect(offset == chunk.offset + chunk.length, "the subchunks of chunk \(cut.index) cover it")
+        let bytes = file[Int(chunk.offset)..<Int(chunk.offset + chunk.length)]
+        let lengths = bytes.withUnsafeBytes { ContentDefinedChunker.chunkLengths(of: $0, parameters: limits) }
+        #expect(cut.subchunks.map { Int($0.length) } == lengths)
+    }
+
+    @Test func eachRequestedChunkIsCutFromItsFirstByteInTheOrderAsked() async throws {
+        try await T.with(files: Self.files) { server in
+            let chunks = try #require(try server.manifestFile(Self.bigPath).grantChunks)
+            #expect(chunks.count >= 3, "the file has several chunks")
+            let asked = [chunks.count - 1, 0] + Array(1..<(chunks.count - 1)).reversed()
+            let response = try await server.get(
+                T.subchunksPath(Self.bigPath) + "?chunks=" + asked.map(String.init).joined(separator: ","),
+                token: try server.token())
+            #expect(response.status == 200)
+            #expect(response.headers.first(name: "Content-Type")?.hasPrefix("application/json") == true)
+            #expect(response.headers.first(name: "Cache-Control") == "private")
+            let list = try KioskJSON.decode(SubchunkList.self, from: response.body)
+            #expect(list.chunking == .subchunks)
+            #expect(list.chunks.map(\.index) == asked)
+            for cut in list.chunks { expectCuts(cut, chunk: chunks[cut.index], of: Self.big) }
+            #expect(list.chunks.allSatisfy { $0.subchunks.count > 1 }, "a megabyte chunk has many subchunks")
+            #expect(server.log.count(of: "subchunk request") == 1)
+        }
+    }
+
+    @Test func theAnswerIsSnakeCaseJSONWithAbsoluteOffsets() async throws {
+        try await T.with(files: Self.files) { server in
+            let chunks = try #require(try server.manifestFile(Self.bigPath).grantChunks)
+            // The token in the query, as content allows.
+            let response = try await server.get(T.subchunksPath(Self.bigPath) + "?chunks=1&token=\(try server.token())")
+            #expect(response.status == 200)
+            let json = try #require(try JSONSerialization.jsonObject(with: response.body) as? [String: Any])
+            #expect(Set(json.keys) == ["chunking", "chunks"])
+            let first = try #require((json["chunks"] as? [[String: Any]])?.first)
+            #expect(first["index"] as? Int == 1)
+            let subchunk = try #require((first["subchunks"] as? [[String: Any]])?.first)
+            #expect(Set(subchunk.keys) == ["offset", "length", "sha256"])
+            #expect((subchunk["offset"] as? NSNumber)?.int64Value == chunks[1].offset)
+        }
+    }
+
+    @Test func badChunkListsAreRefusedWithTheEnvelope() async throws {
+        try await T.with(files: Self.files) { server in
+            let count = try #require(try server.manifestFile(Self.bigPath).grantChunks).count
+            let token = try server.token()
+            let sixtyFive = (0..<65).map(String.init).joined(separator: ",")
+            let queries = [
+                "", "?chunks=", "?chunks=a", "?chunks=-1", "?chunks=1,1", "?chunks=\(count)", "?chunks=0,\(count + 7)",
+                "?chunks=\(sixtyFive)", "?chunks=+1", "?chunks=%201", "?chunks=1%20", "?chunks=1,", "?chunks=,1",
+                "?chunks=0x1", "?chunks=1.0", "?chunks=99999999999999999999", "?chunks=0&chunks=1",
+            ]
+            for query in queries {
+                let response = try await server.get(T.subchunksPath(Self.bigPath) + query, token: token)
+                #expect(response.status == 400, "\(query)")
+                let error = try envelope(response.body)
+                #expect(error.code == "bad_request", "\(query)")
+                #expect(!error.message.isEmpty)
+                #expect(!error.message.contains(token))
+            }
+            let outside = try await server.get(T.subchunksPath(Self.bigPath) + "?chunks=\(count)", token: token)
+            #expect(
+                try envelope(outside.body).message
+                    == "There is no chunk \(count): the file has \(count) chunks, 0 to \(count - 1).")
+        }
+    }
+
+    @Test func aFileOfOneChunkHasNoSubchunks() async throws {
+        try await T.with(files: Self.files) { server in
+            let response = try await server.get(
+                T.subchunksPath(Self.smallPath) + "?chunks=0", token: try server.token())
+            #expect(response.status == 400)
+            let error = try envelope(response.body)
+            #expect(error.code == "bad_request")
+            #expect(error.message.contains("has no chunks"))
+        }
+    }
+
+    @Test func admissionIsThatOfContent() async throws {
+        try await T.with(files: Self.files) { server in
+            let live = try server.token()
+            let cases: [(file: String, version: String, token: String?, status: Int)] = [
+                (Self.bigPath, "1.0", nil, 401),
+                (Self.bigPath, "1.0", "not-a-token", 401),
+                (Self.bigPath, "1.0", try server.token(version: "2.0"), 403),
+                (Self.bigPath, "0.9", try server.token(version: "0.9"), 410),
+                ("Contents/missing.bin", "1.0", live, 404),
+            ]
+            for (file, version, token, status) in cases {
+                let content = try await server.get(T.contentPath(file, version: version), token: token)
+                let subchunks = try await server.get(
+                    T.subchunksPath(file, version: version) + "?chunks=0", token: token)
+                #expect(content.status == status, "\(file) \(version)")
+                #expect(subchunks.status == status, "\(file) \(version)")
+                #expect(try envelope(subchunks.body).code == (try envelope(content.body).code))
+                #expect(
+                    subchunks.headers.first(name: "WWW-Authenticate") == content.headers.first(name: "WWW-Authenticate")
+                )
+            }
+            // A path that is not one: the content route's rules.
+            for bad in ["/v1/subchunks/\(T.product)/1.0", "/v1/subchunks/\(T.product)/1.0/Contents/%2e%2e/x"] {
+                let response = try await server.get(bad + "?chunks=0", token: live)
+                #expect(response.status == 400, "\(bad)")
+                #expect(try envelope(response.body).code == "bad_request")
+            }
+        }
+    }
+
+    @Test func aFileChangedOnDiskIsDescribedAsItIsNow() async throws {
+        try await T.with(files: Self.files) { server in
+            let token = try server.token()
+            let target = T.subchunksPath(Self.bigPath) + "?chunks=0,1"
+            #expect(try await server.get(target, token: token).status == 200)
+            // The same file, rewritten in place with other bytes: the catalog hashes it again before answering.
+            let changed = FileChunkingTests.randomBytes(Self.big.count, seed: 77)
+            let handle = try FileHandle(forWritingTo: server.content.url("\(T.product)/\(Self.bigPath)"))
+            try handle.write(contentsOf: changed)
+            try handle.close()
+            let response = try await server.get(target, token: token)
+            #expect(response.status == 200)
+            let chunks = try #require(try server.manifestFile(Self.bigPath).grantChunks)
+            let list = try KioskJSON.decode(SubchunkList.self, from: response.body)
+            for cut in list.chunks { expectCuts(cut, chunk: chunks[cut.index], of: changed) }
+        }
+    }
+}
+
+@Suite("Subchunk paths")
+struct SubchunkPathTests {
+    /// The content route's own cases, under the subchunk prefix: the same paths are accepted, with the same parts.
+    @Test(arguments: [
+        "p/1.0/Contents/issue.pdf", "p/1.0/Contents/My%20Issue.pdf", "p/1.0/x", "p/1.0/Contents/../secret",
+        "p/1.0/Contents/a%2fb", "p/1.0/Contents//x", "p/1.0", "p/1.0/Contents/a%00", "bad%20id/1.0/Contents/x",
+    ])
+    func subchunkPathsFollowTheContentRules(rest: String) {
+        let content = ContentRoutes.parse(rawPath: "/v1/content/" + rest)
+        #expect(ContentPath(rawPath: "/v1/subchunks/" + rest, under: "/v1/subchunks/") == content)
+        #expect(ContentPath(rawPath: "/v1/content/" + rest, under: "/v1/subchunks/") == nil)
+    }
+}
+
+@Suite("Subchunk service")
+struct SubchunkServiceTests {
+    @Test(arguments: [
+        ("0", [0]), ("3,0,2", [3, 0, 2]), ("007", [7]), ("123456789", [123_456_789]),
+        ((0..<64).map(String.init).joined(separator: ","), Array(0..<64)),
+    ])
+    func validListsParseInOrder(query: String, expected: [Int]) throws {
+        #expect(try SubchunkService.chunkIndexes([query]) == expected)
+    }
+
+    @Test(
+        arguments: [
+            ([], SubchunkRefusal.chunkListMissing), ([""], .chunkListMissing), (["0", "1"], .chunkListMissing),
+            (["a"], .malformedChunkIndex("a")), (["-1"], .malformedChunkIndex("-1")),
+            (["+1"], .malformedChunkIndex("+1")),
+            ([" 1"], .malformedChunkIndex(" 1")), (["1,"], .malformedChunkIndex("")),
+            (["1234567890"], .malformedChunkIndex("1234567890")),
+            (["1,1"], .duplicateChunk(1)), ([(0..<65).map(String.init).joined(separator: ",")], .tooManyChunks(65)),
+        ] as [([String], SubchunkRefusal)])
+    func invalidListsAreRefused(query: [String], expected: SubchunkRefusal) {
+        #expect(throws: expected) { try SubchunkService.chunkIndexes(query) }
+        #expect(expected.errorCode == .badRequest)
+    }
+
+    /// A chunk whose bytes changed after the file was opened (in place, behind the catalog) is refused, not cut.
+    @Test func aChunkThatNoLongerHashesAsCatalogedIsRefused() async throws {
+        let content = try ServerTestDirectory("subchunk-service")
+        let big = FileChunkingTests.randomBytes(3 << 20, seed: 5)
+        try content.writeProduct(id: "com.example.delta", files: ["Contents/big.bin": big])
+        let catalog = await ContentCatalog(
+            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+        let file = try #require(catalog.snapshot.products["com.example.delta"]?.file(atPath: "Contents/big.bin"))
+        let opened = try #require(await catalog.openFiles.open(file, of: "com.example.delta", at: file.absolutePath))
+        let before = try await SubchunkService.subchunks(of: opened, chunks: [1, 0])
+        #expect(before.chunks.map(\.index) == [1, 0])
+
+        // One byte of chunk 1 flipped through the descriptor's file: chunk 0 still cuts, chunk 1 is refused.
+        let second = try #require(file.grantChunks?[1])
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file.absolutePath))
+        try handle.seek(toOffset: UInt64(second.offset + 10))
+        try handle.write(contentsOf: Data([big[Int(second.offset) + 10] ^ 0xFF]))
+        try handle.close()
+        #expect(try await SubchunkService.subchunks(of: opened, chunks: [0]).chunks.count == 1)
+        await #expect(throws: ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")) {
+            try await SubchunkService.subchunks(of: opened, chunks: [0, 1])
+        }
+        // Truncated: the chunk's bytes are no longer all there.
+        let truncating = try FileHandle(forWritingTo: URL(fileURLWithPath: file.absolutePath))
+        try truncating.truncate(atOffset: UInt64(second.offset))
+        try truncating.close()
+        await #expect(throws: ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")) {
+            try await SubchunkService.subchunks(of: opened, chunks: [1])
+        }
+        let refusal = ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")
+        #expect(refusal.status.code == 500 && refusal.errorReason == "file_changing")
+    }
+}
