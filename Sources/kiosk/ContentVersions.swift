@@ -198,8 +198,9 @@ struct VersionShare: Sendable, Equatable {
     /// small edit keeps most chunks.
     var keptMultiChunkBytes: Int64
 
-    /// The bytes an app updating from the previous version fetches: each chunk the previous version lacks, where
-    /// it occurs; the rest it copies from what it has.
+    /// The most an app updating from the previous version fetches: each chunk the previous version lacks, where
+    /// it occurs; the rest it copies from what it has. It fetches less where the server cuts such a chunk into
+    /// subchunks the previous version holds (a record keeps chunk hashes, not bytes, so that part is not known here).
     var fetchedBytes: Int64 { totalBytes - sharedBytes }
 
     /// The shared part, from 0 to 1 (1 for an empty version).
@@ -237,7 +238,7 @@ struct VersionShare: Sendable, Equatable {
         let percent = String(format: "%.1f", sharedFraction * 100)
         var lines = [
             "\(productID) \(previous) -> \(current): shares \(sharedBytes) of \(totalBytes) bytes (\(percent) %) "
-                + "with \(previous) by chunk; an app updating from \(previous) fetches \(fetchedBytes) bytes"
+                + "with \(previous) by chunk; an app updating from \(previous) fetches at most \(fetchedBytes) bytes"
         ]
         if defeatsDeltas {
             lines.append(

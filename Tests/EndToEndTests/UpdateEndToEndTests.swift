@@ -54,7 +54,13 @@ struct UpdateEndToEndTests {
         return words.withUnsafeBytes { Data($0.prefix(count)) }
     }
 
-    /// What 2.0 costs by its manifests: the bytes of its chunks (or of its files without chunks) that 1.0 has
+    /// The bytes of 2.0 that 1.0 has nowhere: the inserted MiB, the overwritten 64 KiB and the new file.
+    static let trulyNew: Int64 = 1 << 20 + 64 << 10 + 1 << 20
+    /// What an update may fetch beyond ``trulyNew``: the subchunks (at most 256 KiB each) that hold both ends of the
+    /// insertion and of the overwrite.
+    static let subchunkSlack: Int64 = 4 * 256 << 10
+
+    /// What 2.0 costs by its manifests' chunks (what an update fetches without subchunks): the bytes of its chunks (or of its files without chunks) that 1.0 has
     /// nowhere, neither as a whole file nor as a chunk.
     static func newBytes(old: Grant, new: Grant) -> Int64 {
         let oldFiles = Set(old.files.map(\.sha256))
@@ -66,6 +72,52 @@ struct UpdateEndToEndTests {
                 continue
             }
             total += chunks.filter { !oldChunks.contains($0.sha256) }.reduce(0) { $0 + $1.length }
+        }
+        return total
+    }
+
+    /// What updating 1.0 to 2.0 fetches, worked out from the manifests and the bytes as KioskKit decides it: files
+    /// and chunks 1.0 has are copied; a missing chunk within ``SubchunkPlan/reach`` chunks of a reused one is cut
+    /// into subchunks, and those found among the subchunks of 1.0's chunks that 2.0 does not reuse are copied too
+    /// (when at least one is); everything else is fetched.
+    static func updateCost(old: Grant, new: Grant, _ versions: Versions) -> Int64 {
+        let subchunking = ChunkingParameters.subchunks
+        func ranges(_ file: GrantFile) -> [GrantChunk] {
+            file.chunks ?? [GrantChunk(offset: 0, length: file.length, sha256: file.sha256)]
+        }
+        func cut(_ data: Data, _ chunk: GrantChunk) -> [(length: Int, sha256: String)] {
+            let bytes = data[Int(chunk.offset)..<Int(chunk.offset + chunk.length)]
+            let lengths = Data(bytes).withUnsafeBytes {
+                ContentDefinedChunker.chunkLengths(of: $0, parameters: subchunking) ?? []
+            }
+            var start = bytes.startIndex
+            return lengths.map { length in
+                defer { start += length }
+                return (length, Support.sha256(Data(bytes[start..<(start + length)])))
+            }
+        }
+        let used = Set(new.files.flatMap { [$0.sha256] + ranges($0).map(\.sha256) })
+        var local = Set<String>()
+        for file in old.files where !used.contains(file.sha256) {
+            for chunk in ranges(file) where !used.contains(chunk.sha256) {
+                for subchunk in cut(versions.old[file.path]!, chunk) { local.insert("\(subchunk.length) \(subchunk.sha256)") }
+            }
+        }
+        let oldFiles = Set(old.files.map(\.sha256))
+        let oldChunks = Set(old.files.flatMap(ranges).map(\.sha256))
+        var total: Int64 = 0
+        for file in new.files where !oldFiles.contains(file.sha256) {
+            guard let chunks = file.chunks else {
+                total += file.length
+                continue
+            }
+            let pending = chunks.indices.filter { !oldChunks.contains(chunks[$0].sha256) }
+            let candidates = Set(SubchunkPlan.candidates(pending: pending, verified: Set(chunks.indices).subtracting(pending)))
+            for index in pending {
+                let subchunks = candidates.contains(index) ? cut(versions.new[file.path]!, chunks[index]) : []
+                let missing = subchunks.filter { !local.contains("\($0.length) \($0.sha256)") }
+                total += missing.count == subchunks.count ? chunks[index].length : Int64(missing.reduce(0) { $0 + $1.length })
+            }
         }
         return total
     }
@@ -131,13 +183,17 @@ struct UpdateEndToEndTests {
             #expect(await client.installedContent(for: Self.product)?.version == "2.0")
             #expect(await client.keptVersions(of: Self.product).isEmpty)  // not asked to keep 1.0
 
-            // On the wire: the chunks 1.0 does not have, and not a byte more.
-            let expected = Self.newBytes(old: old, new: new)
+            // On the wire: the new bytes and the subchunks around the edits, far less than the chunks they fall in.
             let sent = server.contentBytesSent - sentBefore
-            #expect(sent == expected, "sent \(sent), the new chunks are \(expected)")
-            #expect(expected < 4 << 20 + 2 << 20, "the edits cost \(expected) bytes")  // 1 MiB + 64 KiB + new file
+            let expected = Self.updateCost(old: old, new: new, versions)
+            #expect(sent == expected, "sent \(sent), the update costs \(expected)")
+            #expect(
+                sent >= Self.trulyNew && sent <= Self.trulyNew + Self.subchunkSlack,
+                "sent \(sent), the new bytes are \(Self.trulyNew)")
+            let wholeChunks = Self.newBytes(old: old, new: new)
+            #expect(sent < wholeChunks, "sent \(sent), the chunks with new bytes are \(wholeChunks)")
             let progress = try #require(await client.download(for: Self.product)?.progress)
-            #expect(progress.bytesFetched == expected && progress.bytesReused == new.totalLength - expected)
+            #expect(progress.bytesFetched == sent && progress.bytesReused == new.totalLength - sent)
             #expect(progress.fraction == 1)
             await client.close()
         }
@@ -204,7 +260,8 @@ struct UpdateEndToEndTests {
             #expect(rewritten.isEmpty, "chunks \(rewritten.sorted()) written again")
             // The counts survived the relaunch: the whole update's reuse is reported.
             let progress = try #require(await second.download(for: Self.product)?.progress)
-            #expect(progress.bytesReused == new.totalLength - Self.newBytes(old: old, new: new))
+            #expect(progress.bytesReused + progress.bytesFetched == new.totalLength)
+            #expect(progress.bytesReused > new.totalLength - Self.newBytes(old: old, new: new))
             await second.close()
         }
     }
@@ -231,9 +288,12 @@ struct UpdateEndToEndTests {
             let client = try await makeClient(server.baseURL, root: root)
             let content = try await client.update(productID: Self.product, proof: proof)
             try Support.expectInstalled(content, hashes: hashes)
-            let extra = server.contentBytesSent - sentBefore - Self.newBytes(old: old, new: new)
-            // The damaged chunk (and at most the neighbours whose local cut it moved) came over the wire.
-            #expect(extra >= damaged.length && extra <= damaged.length + 8 << 20, "\(extra) bytes more")
+            let sent = server.contentBytesSent - sentBefore
+            let extra = sent - Self.updateCost(old: old, new: new, versions)
+            // The damaged subchunk (and at most the neighbours whose local cut it moved) came over the wire, not the
+            // chunk.
+            #expect(extra >= 1 && extra <= 3 * 256 << 10 && extra < damaged.length, "\(extra) bytes more")
+            #expect(sent < Self.newBytes(old: old, new: new))
             await client.close()
         }
     }
@@ -281,6 +341,7 @@ extension UpdateEndToEndTests {
             let versions = Versions()
             let (proof, root, old, new, hashes) = try await installOldThenPublishNew(server, versions)
             guard case .receipt(let receipt) = proof else { return }
+            let sentBefore = try await Support.settledBytesSent(server)
             let command = [
                 "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache", root.path,
             ]
@@ -289,7 +350,8 @@ extension UpdateEndToEndTests {
             let folder = CacheLayout(root: root).content(productID: Self.product, version: "2.0")
             #expect(outcome.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == folder.path)
             for (path, hash) in hashes { #expect(try Support.sha256(of: folder.appendingPathComponent(path)) == hash) }
-            let fetched = Self.newBytes(old: old, new: new)
+            let fetched = Self.updateCost(old: old, new: new, versions)
+            #expect(server.contentBytesSent - sentBefore == fetched)
             let size = { (bytes: Int64) in ByteCountFormatter.string(fromByteCount: bytes, countStyle: .file) }
             let expected = "reused \(size(new.totalLength - fetched)), fetched \(size(fetched))"
             #expect(outcome.standardError.contains("done (\(expected))"), "\(outcome.standardError)")

@@ -49,7 +49,7 @@ extension UpdateEndToEndTests {
     /// reports the whole update's reuse, and the wire carried the new chunks plus only what the second kill cut
     /// short.
     @Test func killedTwiceDuringAnUpdateThenResumedInstallsExactlyTheNewVersion() async throws {
-        // 512 KiB/s per response: the new chunks (5.9 MB, over 2 connections) take about 6 s.
+        // 512 KiB/s per response: the new bytes (2.6 MB, over 2 connections) take about 3 s.
         try await TestServer.with(configure: { $0.faults = .spec(try! FaultSpec(parsing: "throttle=512KiB/s")) }) {
             server in
             let versions = Versions()
@@ -57,7 +57,7 @@ extension UpdateEndToEndTests {
                 server, versions, sparingFaults: true)
             guard case .receipt(let receipt) = proof else { return }
             let layout = CacheLayout(root: root)
-            let expected = Self.newBytes(old: old, new: new)
+            let expected = Self.updateCost(old: old, new: new, versions)
             let largestChunk = new.files.flatMap { $0.chunks ?? [] }.map(\.length).max() ?? 0
             let connections = 2
             let command = [
@@ -78,8 +78,8 @@ extension UpdateEndToEndTests {
             let bigChunks = new.files.first { $0.path == Self.big }?.chunks?.count ?? 0
             #expect((afterSeeding?.verifiedChunks[Self.big]?.count ?? 0) < bigChunks, "seeding was over at the kill")
 
-            // 2. Killed three quarters through the fetches: with two connections, the first chunks are in (a few
-            // chunks of about 1 MiB, and a new 1 MiB file, are new), the last ones in flight.
+            // 2. Killed three quarters through the fetches: with two connections, the first chunks are in (the ranges
+            // of subchunks around the edits, and a new 1 MiB file, are new), the last ones in flight.
             let seedingSent = server.contentBytesSent
             let fetching = try await ChildProcess.runKiosk(
                 command, input: input, killWhen: { server.contentBytesSent >= seedingSent + expected * 3 / 4 })
@@ -109,11 +109,11 @@ extension UpdateEndToEndTests {
             let line = "done (reused \(size(reused)), fetched \(size(expected)))"
             #expect(resumed.standardError.contains(line), "\(resumed.standardError)")
 
-            // On the wire across the three runs: the new chunks, plus at most what the kill cut short, which is at
+            // On the wire across the three runs: what the update costs, plus at most what the kill cut short, which is at
             // most a chunk per connection and a chunk per connection received but not yet journaled.
             let total = try await Support.settledBytesSent(server) - sentBefore
             print(
-                "kill mid-update: new chunks \(expected), sent at the kill \(sentAtKill), kept \(kept), total \(total)")
+                "kill mid-update: update cost \(expected), sent at the kill \(sentAtKill), kept \(kept), total \(total)")
             #expect(total >= expected && total <= expected + lost, "sent \(total), new \(expected), lost \(lost)")
             #expect(lost <= Int64(2 * connections) * largestChunk, "the kill cost \(lost) bytes")
         }

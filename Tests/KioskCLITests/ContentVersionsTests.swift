@@ -96,7 +96,7 @@ struct ContentVersionsTests {
         #expect(
             share.report(productID: Self.product, from: "1.0", to: "1.1") == [
                 "\(Self.product) 1.0 -> 1.1: shares 3146728 of 3146728 bytes (100.0 %) with 1.0 by chunk; "
-                    + "an app updating from 1.0 fetches 0 bytes"
+                    + "an app updating from 1.0 fetches at most 0 bytes"
             ])
     }
 
@@ -236,7 +236,7 @@ struct ContentVersionsTests {
         let share = try #require(lines.last)
         #expect(share.hasPrefix("\(Self.product) 1.0 -> 1.1: shares "))
         #expect(share.contains(" of \(level.count + 4000) bytes ("))
-        #expect(share.contains("with 1.0 by chunk; an app updating from 1.0 fetches "))
+        #expect(share.contains("with 1.0 by chunk; an app updating from 1.0 fetches at most "))
 
         // Recorded: the next check finds 1.1 unchanged.
         let third = try Self.run(check)

@@ -60,10 +60,13 @@ struct GrantFileListTests {
     /// The grant as the server encoded it before file lists were cached: the whole value at once.
     private func direct(_ product: CatalogProduct, token: String) -> Grant {
         let files = GrantFileList.files(of: product)
+        let chunked = files.contains { $0.chunks != nil }
+        let (id, version) = (product.info.productID, product.info.contentVersion)
         return Grant(
-            productID: product.info.productID, contentVersion: product.info.contentVersion,
-            totalLength: product.contentLength, expiresAt: ServerTestFixtures.november2026, token: token,
-            files: files, chunking: files.contains { $0.chunks != nil } ? .standard : nil)
+            productID: id, contentVersion: version, totalLength: product.contentLength,
+            expiresAt: ServerTestFixtures.november2026, token: token, files: files,
+            chunking: chunked ? .standard : nil,
+            subchunks: chunked ? GrantSubchunks(url: "/v1/subchunks/\(id)/\(version)", chunking: .subchunks) : nil)
     }
 
     private func issued(_ grant: Grant, files: GrantFileList) throws -> IssuedGrant {
@@ -78,7 +81,9 @@ struct GrantFileListTests {
         // A token with characters JSON escapes, and one that spells the field the split looks for.
         for token in ["abc.def", #"x"files":[]\"#, ""] {
             let grant = direct(product, token: token)
-            let answer = try issued(grant, files: GrantFileList(product: product))
+            let list = try GrantFileList(product: product)
+            #expect(list.grantSubchunks(for: product) == nil)
+            let answer = try issued(grant, files: list)
             let json = bytes(answer.json)
             #expect(json == (try KioskJSON.encode(grant)))
             #expect(try KioskJSON.decode(Grant.self, from: json) == grant)
@@ -96,6 +101,7 @@ struct GrantFileListTests {
         let list = try GrantFileList(product: product)
         #expect(list.chunking == .standard)
         let grant = direct(product, token: "abc.def")
+        #expect(list.grantSubchunks(for: product) == grant.subchunks)
         #expect(grant.files.filter { $0.chunks != nil }.map(\.path) == ["Contents/big.bin", "Contents/zeros.bin"])
         let answer = try issued(grant, files: list)
         let json = bytes(answer.json)

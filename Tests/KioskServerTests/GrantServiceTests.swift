@@ -39,10 +39,18 @@ struct GrantServiceHarness {
     func grant(
         _ productID: String, receipt: String, installation: String? = GrantServiceHarness.installation
     ) async throws -> Grant {
+        try KioskJSON.decode(
+            Grant.self, from: try await grantJSON(productID, receipt: receipt, installation: installation))
+    }
+
+    /// The grant's JSON, as the server sends it.
+    func grantJSON(
+        _ productID: String, receipt: String, installation: String? = GrantServiceHarness.installation
+    ) async throws -> Data {
         let issued = try await service.grant(
             GrantRequest(proof: .receipt(receipt), productID: productID, installationID: installation),
             logger: Self.logger)
-        return try KioskJSON.decode(Grant.self, from: Data(issued.json.flatMap { $0.readableBytesView }))
+        return Data(issued.json.flatMap { $0.readableBytesView })
     }
 }
 
@@ -73,6 +81,26 @@ struct GrantServiceTests {
             #expect(claims.transactionID == bought.transactionID)
             #expect(claims.originalTransactionID == bought.originalTransactionID)
             #expect(try await h.ledger.transaction(id: bought.transactionID) != nil)
+        }
+    }
+
+    @Test func aGrantOfChunkedFilesSaysWhereTheirChunksAreCutFiner() async throws {
+        try await H.with { h in
+            let receipt = try await h.sandbox.buy(S.issue).receiptData
+            // A file of one chunk: no chunks, no subchunks.
+            let plain = try await h.grantJSON(S.issue, receipt: receipt)
+            #expect(!String(decoding: plain, as: UTF8.self).contains("subchunks"))
+            #expect(try KioskJSON.decode(Grant.self, from: plain).subchunks == nil)
+            try h.sandbox.content.write("\(S.issue)/Contents/big.bin", FileChunkingTests.randomBytes(3 << 20, seed: 3))
+            _ = await h.sandbox.catalog.reload()
+            let json = try await h.grantJSON(S.issue, receipt: receipt)
+            #expect(
+                String(decoding: json, as: UTF8.self).contains(
+                    #""subchunks":{"chunking":{"algorithm":"fastcdc-gear64-nc2-v1","average":65536,"maximum":262144,"#
+                        + #""minimum":16384},"url":"/v1/subchunks/com.example.issue/1.0"}"#))
+            let grant = try KioskJSON.decode(Grant.self, from: json)
+            #expect(grant.chunking == .standard)
+            #expect(grant.subchunks == GrantSubchunks(url: "/v1/subchunks/\(S.issue)/1.0", chunking: .subchunks))
         }
     }
 

@@ -5,7 +5,8 @@ import NIOCore
 /// A grant as it goes on the wire: the JSON of this request's fields (token, expiry, …) around the file list of
 /// the version, which is encoded and compressed once per version (``GrantFileList``). The bytes are exactly those
 /// of encoding the whole ``Grant`` with ``KioskJSON``: its sorted keys put `files` between `expires_at` and
-/// `product_id` (and `chunking`, when present, first), so the answer is `prefix ‖ files ‖ suffix`.
+/// `pack` or `product_id` (and `chunking`, when present, first; `subchunks` after `product_id`), so the answer is
+/// `prefix ‖ files ‖ suffix`.
 struct IssuedGrant: Sendable {
     /// The product granted.
     let productID: String
@@ -15,7 +16,8 @@ struct IssuedGrant: Sendable {
     let prefix: ByteBuffer
     /// The version's files.
     let files: GrantFileList
-    /// `,"product_id":…,"token":…,"total_length":…}`.
+    /// `,"pack":{…},"product_id":…,"subchunks":{…},"token":…,"total_length":…}` (`pack` and `subchunks` when the
+    /// grant has them).
     let suffix: ByteBuffer
 
     /// Splits the encoding of `fields` (a grant without files) around its empty `files` array, to hold `files`.

@@ -87,7 +87,8 @@ struct GrantService: Sendable {
             fields: Grant(
                 productID: product.info.productID, contentVersion: product.info.contentVersion,
                 totalLength: product.contentLength, expiresAt: expiresAt, token: token, files: [],
-                chunking: files.chunking, pack: files.grantPack(for: product)),
+                chunking: files.chunking, pack: files.grantPack(for: product),
+                subchunks: files.grantSubchunks(for: product)),
             files: files)
         logger.info(
             "grant issued",
@@ -119,6 +120,10 @@ struct GrantService: Sendable {
 
     /// The path of a version's pack (``GrantPack``). Product IDs and versions are made of URL-safe characters.
     static func packURL(product: String, version: String) -> String { "/v1/packs/\(product)/\(version)" }
+
+    /// The path of a version's subchunks (``GrantSubchunks``); a file's is this followed by `/` and the file's path,
+    /// percent-encoded as in ``contentURL(product:version:path:)``.
+    static func subchunksURL(product: String, version: String) -> String { "/v1/subchunks/\(product)/\(version)" }
 
     /// `/v1/content/<product>/<version>/<path>` with each path segment percent-encoded.
     static func contentURL(product: String, version: String, path: String) -> String {

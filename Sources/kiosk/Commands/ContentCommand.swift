@@ -22,7 +22,7 @@ struct ContentCommand: AsyncParsableCommand {
                 It remembers each product's content_version and chunk manifest in the data folder \
                 (\(ContentVersions.fileName)), and for each product whose content_version changed since the last \
                 check it prints how much of the new version the previous one already holds, by chunk, and the \
-                bytes an app updating from it would fetch; with a warning when almost nothing is shared although \
+                most an app updating from it would fetch; with a warning when almost nothing is shared although \
                 most files kept their paths (whole-pack compression or encryption, which defeat delta updates). \
                 Exits with 1 when that record cannot be read (it is then left as it is) or written.
 
