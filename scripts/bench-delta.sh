@@ -18,7 +18,8 @@
 # written over it and the server reloads (SIGHUP); `kiosk get` with the same cache updates it (its files are
 # compared with the published ones, and nothing of 1.0 may be left), then `kiosk get` with a fresh cache downloads
 # 2.0 whole. It prints the size of 2.0, the bytes fetched by the update (the server's
-# kiosk_content_bytes_sent_total, and `kiosk get`'s own "reused …, fetched …"), their share of 2.0, the share of
+# kiosk_content_bytes_sent_total plus kiosk_subchunk_bytes_sent_total, the JSON answers that cut changed chunks
+# finer; and `kiosk get`'s own "reused …, fetched …"), their share of 2.0, the share of
 # truly new bytes, the whole-file update's bytes and the times of both; then the machine (nproc, CPU, load, df -T),
 # and the same as Markdown in BENCH_OUT.
 #
@@ -113,11 +114,18 @@ content_bytes() {
         END {if (!found) exit 1}' || die "no kiosk_content_bytes_sent_total in /metrics"
 }
 
-# get product cache — `kiosk get` timed; sets GET_SECONDS, GET_FOLDER, GET_LAST (its last stderr line) and GET_SENT
-# (the server's content bytes sent meanwhile).
+# subchunk_bytes — the server's kiosk_subchunk_bytes_sent_total: the subchunk answers (JSON), 0 before the first.
+subchunk_bytes() {
+    curl -sS --fail "$KIOSK_BASE/metrics" | awk '$1 == "kiosk_subchunk_bytes_sent_total" {s = $2}
+        END {printf "%.0f", s}' || die "no /metrics"
+}
+
+# get product cache — `kiosk get` timed; sets GET_SECONDS, GET_FOLDER, GET_LAST (its last stderr line), GET_SENT
+# (the server's content bytes sent meanwhile) and GET_SUBCHUNKS (its subchunk answers' bytes).
 get() {
-    local before
+    local before subchunks_before
     before="$(content_bytes)"
+    subchunks_before="$(subchunk_bytes)"
     /usr/bin/time -f "%e" -o "$WORK_DIR/time.txt" \
         "$KIOSK_BIN" get "$1" --receipt "$WORK_DIR/receipt.txt" --server "$KIOSK_BASE" --cache "$2" \
         >"$WORK_DIR/get.out" 2>"$WORK_DIR/get.err" || { cat "$WORK_DIR/get.err" >&2; die "kiosk get $1 failed"; }
@@ -125,6 +133,7 @@ get() {
     GET_FOLDER="$(cat "$WORK_DIR/get.out")"
     GET_LAST="$(tr '\r' '\n' <"$WORK_DIR/get.err" | grep -v '^[[:space:]]*$' | tail -1 | sed 's/^[[:space:]]*//')"
     GET_SENT=$(($(content_bytes) - before))
+    GET_SUBCHUNKS=$(($(subchunk_bytes) - subchunks_before))
 }
 
 CASES=(typical issue)
@@ -152,15 +161,17 @@ for run in $(seq 1 "$RUNS"); do
         [[ "$GET_FOLDER" == */2.0 ]] || die "$case: the update installed $GET_FOLDER"
         diff -r "$CONTENT_DIR/$product/Contents" "$GET_FOLDER/Contents" >&2 || die "$case: the update's files differ from 2.0"
         [[ ! -e "$(dirname "$GET_FOLDER")/1.0" ]] || die "$case: 1.0 is still in the cache"
-        update_seconds="$GET_SECONDS" update_sent="$GET_SENT" update_line="$GET_LAST"
-        log "$case: update in $update_seconds s, $update_sent bytes sent; kiosk get: $update_line"
+        update_seconds="$GET_SECONDS" update_sent="$((GET_SENT + GET_SUBCHUNKS))" update_line="$GET_LAST"
+        update_subchunks="$GET_SUBCHUNKS"
+        log "$case: update in $update_seconds s, $GET_SENT content bytes and $GET_SUBCHUNKS bytes of subchunk" \
+            "answers sent; kiosk get: $update_line"
 
         get "$product" "$WORK_DIR/fresh"
         diff -r "$CONTENT_DIR/$product/Contents" "$GET_FOLDER/Contents" >&2 || die "$case: the fresh download differs"
         log "$case: whole download in $GET_SECONDS s, $GET_SENT bytes sent"
         rm -rf "$WORK_DIR/fresh" "$WORK_DIR/cache" "${CONTENT_DIR:?}/$product"
-        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$case" "$size" "$new_bytes" "$update_sent" "$update_seconds" \
-            "$GET_SENT" "$GET_SECONDS" "$update_line" >>"$RESULTS"
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$case" "$size" "$new_bytes" "$update_sent" \
+            "$update_seconds" "$GET_SENT" "$GET_SECONDS" "$update_line" "$update_subchunks" >>"$RESULTS"
     done
 done
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -178,9 +189,9 @@ names = {
 }
 runs = collections.defaultdict(list)
 for line in open(results):
-    case, size, new, sent, seconds, whole, whole_seconds, last = line.rstrip("\n").split("\t")
+    case, size, new, sent, seconds, whole, whole_seconds, last, subchunks = line.rstrip("\n").split("\t")
     runs[case].append(dict(size=int(size), new=int(new), sent=int(sent), seconds=float(seconds), whole=int(whole),
-                           whole_seconds=float(whole_seconds), last=last))
+                           whole_seconds=float(whole_seconds), last=last, subchunks=int(subchunks)))
 def mb(n): return f"{n / 1e6:.1f} MB"
 def pct(r, key): return 100 * r[key] / r["size"]
 def mark(share): return "PASS" if share <= 6 else "MISS"
@@ -188,7 +199,7 @@ summary = {}
 for case, rs in runs.items():
     for n, r in enumerate(rs, 1):
         print(f"{case} run {n}: 2.0 is {mb(r['size'])}; the update fetched {mb(r['sent'])} = {pct(r, 'sent'):.2f} % "
-              f"of it, truly new {mb(r['new'])} = {pct(r, 'new'):.2f} %; {r['seconds']:.2f} s; kiosk get: "
+              f"of it ({r['subchunks']} bytes of it subchunk answers), truly new {mb(r['new'])} = {pct(r, 'new'):.2f} %; {r['seconds']:.2f} s; kiosk get: "
               f"\"{r['last']}\". Whole-file update: {mb(r['whole'])} = {pct(r, 'whole'):.0f} %, "
               f"{r['whole_seconds']:.2f} s.")
     shares = [pct(r, "sent") for r in rs]
@@ -210,7 +221,8 @@ with open(out_file, "w") as out:
     out.write(f"Run {when} by `scripts/bench-delta.sh`: one `kiosk serve` on 127.0.0.1; the release `kiosk get` "
               f"installs 1.0, 2.0 is published over it and the server reloads (SIGHUP); `kiosk get` with the same "
               f"cache updates it, then `kiosk get` with a fresh cache downloads 2.0 whole. Bytes are the server's "
-              f"`kiosk_content_bytes_sent_total`; each case ran {max(m['runs'] for m in summary.values())} times "
+              f"`kiosk_content_bytes_sent_total` plus, for the update, `kiosk_subchunk_bytes_sent_total` (the subchunk "
+              f"answers); each case ran {max(m['runs'] for m in summary.values())} times "
               f"with new random bytes, medians (and the range of the update's share). Disk: `{df_line}`. {cpus} "
               f"CPUs ({cpu}) shared by server and client, and with other work: load average {load_before} before, "
               f"{load_after} after.\n\n")

@@ -145,6 +145,11 @@ struct SubchunkRoutesTests {
             for cut in list.chunks { expectCuts(cut, chunk: chunks[cut.index], of: Self.big) }
             #expect(list.chunks.allSatisfy { $0.subchunks.count > 1 }, "a megabyte chunk has many subchunks")
             #expect(server.log.count(of: "subchunk request") == 1)
+            // The answer's bytes are counted apart from content.
+            #expect(
+                server.server.metrics.exposition().contains(
+                    "kiosk_subchunk_bytes_sent_total \(response.body.count)\n"))
+            #expect(server.server.metrics.contentBytesSentSoFar == 0)
         }
     }
 

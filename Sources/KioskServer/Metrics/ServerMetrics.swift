@@ -30,6 +30,11 @@ public final class ServerMetrics: Sendable {
         contentBytesSentTotal.withLockedValue { $0 += Int64(count) }
     }
 
+    /// Counts the bytes of a subchunk answer (``SubchunkRoutes``): what updates spend on the wire besides content.
+    func countSubchunkBytes(_ count: Int) {
+        Counter(label: "kiosk_subchunk_bytes_sent_total", factory: factory).increment(by: count)
+    }
+
     /// All content bytes written to clients since the server started (what tests use to prove that a resumed
     /// download did not fetch bytes again).
     public var contentBytesSentSoFar: Int64 { contentBytesSentTotal.withLockedValue { $0 } }

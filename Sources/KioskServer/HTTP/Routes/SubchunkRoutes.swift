@@ -10,6 +10,8 @@ struct SubchunkRoutes {
     let access: ContentAccess
     /// Opens the files and cuts their chunks.
     let subchunks: SubchunkService
+    /// Counts the bytes answered.
+    let metrics: ServerMetrics
 
     private static let prefix = "/v1/subchunks/"
 
@@ -30,6 +32,8 @@ struct SubchunkRoutes {
         // token.
         context.logger.debug(
             "subchunk request", metadata: ["path": "\(request.uri.path)", "chunks": "\(list.chunks.count)"])
-        return try JSONIO.response(list, headers: [.cacheControl: "private"])
+        let response = try JSONIO.response(list, headers: [.cacheControl: "private"])
+        if let length = response.body.contentLength { metrics.countSubchunkBytes(length) }
+        return response
     }
 }
