@@ -42,10 +42,11 @@ struct UpdateSubchunksTests {
 
     @Test func onlyMissingChunksNearVerifiedOnesAreCutFiner() {
         #expect(SubchunkPlan.candidates(pending: [0, 1, 2], verified: []) == [])
+        #expect(SubchunkPlan.reach == 4)
         #expect(
-            SubchunkPlan.candidates(pending: [0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 20], verified: [5, 6, 7, 8, 9, 15])
-                == [3, 4, 10, 11, 13, 14])
-        #expect(SubchunkPlan.candidates(pending: [0, 1, 2, 3], verified: [4]) == [2, 3])
+            SubchunkPlan.candidates(pending: Array(0..<10) + Array(11..<25) + Array(26..<30), verified: [10, 25])
+                == [6, 7, 8, 9, 11, 12, 13, 14, 21, 22, 23, 24, 26, 27, 28, 29])
+        #expect(SubchunkPlan.candidates(pending: [0, 1, 2, 3], verified: [4]) == [0, 1, 2, 3])
     }
 
     @Test func gapsMergeAdjacentMissingSubchunks() {
