@@ -144,7 +144,7 @@ public struct KioskHTTPServer: Sendable {
             chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout,
             faults: faults, now: now
         ).register(on: router)
-        SubchunkRoutes(access: contentAccess, subchunks: SubchunkService(access: contentAccess), metrics: metrics)
+        SubchunkRoutes(access: contentAccess, subchunks: SubchunkService(access: contentAccess, cache: SubchunkCache()), metrics: metrics)
             .register(on: router)
         if let faults = configuration.faults {
             logger.warning(

@@ -301,7 +301,7 @@ struct SubchunkServiceTests {
             contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
         let file = try #require(catalog.snapshot.products["com.example.delta"]?.file(atPath: "Contents/big.bin"))
         let opened = try #require(await catalog.openFiles.open(file, of: "com.example.delta", at: file.absolutePath))
-        let before = try await SubchunkService.subchunks(of: opened, chunks: [1, 0])
+        let before = try await SubchunkService.subchunks(of: opened, chunks: [1, 0], cache: SubchunkCache())
         #expect(before.chunks.map(\.index) == [1, 0])
 
         // One byte of chunk 1 flipped through the descriptor's file: chunk 0 still cuts, chunk 1 is refused.
@@ -310,18 +310,55 @@ struct SubchunkServiceTests {
         try handle.seek(toOffset: UInt64(second.offset + 10))
         try handle.write(contentsOf: Data([big[Int(second.offset) + 10] ^ 0xFF]))
         try handle.close()
-        #expect(try await SubchunkService.subchunks(of: opened, chunks: [0]).chunks.count == 1)
+        #expect(try await SubchunkService.subchunks(of: opened, chunks: [0], cache: SubchunkCache()).chunks.count == 1)
         await #expect(throws: ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")) {
-            try await SubchunkService.subchunks(of: opened, chunks: [0, 1])
+            try await SubchunkService.subchunks(of: opened, chunks: [0, 1], cache: SubchunkCache())
         }
         // Truncated: the chunk's bytes are no longer all there.
         let truncating = try FileHandle(forWritingTo: URL(fileURLWithPath: file.absolutePath))
         try truncating.truncate(atOffset: UInt64(second.offset))
         try truncating.close()
         await #expect(throws: ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")) {
-            try await SubchunkService.subchunks(of: opened, chunks: [1])
+            try await SubchunkService.subchunks(of: opened, chunks: [1], cache: SubchunkCache())
         }
         let refusal = ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")
         #expect(refusal.status.code == 500 && refusal.errorReason == "file_changing")
+    }
+
+    /// A chunk is read and cut once: the next request for it (or for the same bytes anywhere) is answered from the
+    /// cache, without reading the file.
+    @Test func aChunkCutOnceIsAnsweredFromTheCache() async throws {
+        let content = try ServerTestDirectory("subchunk-cache")
+        let big = FileChunkingTests.randomBytes(3 << 20, seed: 6)
+        try content.writeProduct(id: "com.example.delta", files: ["Contents/big.bin": big])
+        let catalog = await ContentCatalog(
+            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+        let file = try #require(catalog.snapshot.products["com.example.delta"]?.file(atPath: "Contents/big.bin"))
+        let opened = try #require(await catalog.openFiles.open(file, of: "com.example.delta", at: file.absolutePath))
+        let cache = SubchunkCache()
+        let first = try await SubchunkService.subchunks(of: opened, chunks: [1], cache: cache)
+        #expect(cache.count == 1)
+
+        // The file is cut short behind the catalog: a fresh cache must read it and refuses; this one does not read.
+        let truncating = try FileHandle(forWritingTo: URL(fileURLWithPath: file.absolutePath))
+        try truncating.truncate(atOffset: 0)
+        try truncating.close()
+        #expect(try await SubchunkService.subchunks(of: opened, chunks: [1], cache: cache) == first)
+        await #expect(throws: ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")) {
+            try await SubchunkService.subchunks(of: opened, chunks: [1], cache: SubchunkCache())
+        }
+    }
+
+    @Test func theCacheForgetsTheOldestChunkWhenFull() {
+        let digests = (0..<4).map { SHA256Digest(SHA256.hash(data: Data([UInt8($0)]))) }
+        let cache = SubchunkCache(capacity: 2)
+        for (index, digest) in digests.enumerated() {
+            cache.store([SubchunkCache.Cut(length: index + 1, digest: digest)], of: digest)
+        }
+        #expect(cache.count == 2)
+        #expect(cache.cuts(of: digests[0]) == nil && cache.cuts(of: digests[1]) == nil)
+        #expect(cache.cuts(of: digests[3])?.first?.length == 4)
+        cache.store([], of: digests[3])  // stored again: replaced, nothing forgotten
+        #expect(cache.count == 2 && cache.cuts(of: digests[2]) != nil && cache.cuts(of: digests[3]) == [])
     }
 }

@@ -10,7 +10,7 @@ import NIOPosix
 /// after the other, in reads of ``readSize`` bytes: a request holds one such buffer at a time, whatever the chunks'
 /// sizes. Each chunk's bytes are hashed as a whole too and checked against the digest the catalog computed, so a
 /// file changed in place behind the catalog is refused (``ContentRefusal/fileChanging(productID:path:)``) rather than
-/// described wrongly.
+/// described wrongly. A chunk once cut is remembered by its digest (``SubchunkCache``) and not read again.
 struct SubchunkService: Sendable {
     /// How chunks are cut: ``ChunkingParameters/subchunks`` (16 KiB / 64 KiB / 256 KiB).
     static let chunking = ChunkingParameters.subchunks
@@ -21,6 +21,8 @@ struct SubchunkService: Sendable {
 
     /// Admits the requests and opens the files.
     let access: ContentAccess
+    /// The chunks already cut.
+    let cache: SubchunkCache
 
     /// The subchunks of the chunks of the file at `path` that `query` lists, in the order listed, if `claims` open
     /// the file: `query` holds the values of the request's `chunks` parameters (one is expected).
@@ -32,7 +34,7 @@ struct SubchunkService: Sendable {
     {
         let indexes = try Self.chunkIndexes(query)
         let file = try await access.file(at: path, for: claims)
-        return try await Self.subchunks(of: file, chunks: indexes)
+        return try await Self.subchunks(of: file, chunks: indexes, cache: cache)
     }
 
     /// The indexes of a `chunks` query: one value of 1 to ``maximumChunks`` distinct decimal indexes separated by
@@ -55,8 +57,11 @@ struct SubchunkService: Sendable {
         return indexes
     }
 
-    /// The subchunks of chunks `indexes` of an open file, in that order.
-    static func subchunks(of file: OpenContentFile, chunks indexes: [Int]) async throws -> SubchunkList {
+    /// The subchunks of chunks `indexes` of an open file, in that order: those `cache` holds from it, the others
+    /// read, cut and stored in it.
+    static func subchunks(of file: OpenContentFile, chunks indexes: [Int], cache: SubchunkCache) async throws
+        -> SubchunkList
+    {
         let chunks = file.file.chunks
         guard !chunks.isEmpty else { throw SubchunkRefusal.noChunks(path: file.file.path) }
         if let outside = indexes.first(where: { $0 >= chunks.count }) {
@@ -73,8 +78,16 @@ struct SubchunkService: Sendable {
         answer.reserveCapacity(indexes.count)
         for index in indexes {
             let (chunk, offset) = (chunks[index], offsets[index])
-            let subchunks = try await NIOThreadPool.singleton.runIfActive {
-                try cut(chunk, at: offset, of: file)
+            var cuts = cache.cuts(of: chunk.digest)
+            if cuts == nil {
+                let read = try await NIOThreadPool.singleton.runIfActive { try cut(chunk, at: offset, of: file) }
+                cache.store(read, of: chunk.digest)
+                cuts = read
+            }
+            var position = offset
+            let subchunks = (cuts ?? []).map { cut in
+                defer { position += Int64(cut.length) }
+                return GrantChunk(offset: position, length: Int64(cut.length), sha256: cut.digest.hexString)
             }
             answer.append(ChunkSubchunks(index: index, subchunks: subchunks))
         }
@@ -86,7 +99,9 @@ struct SubchunkService: Sendable {
     /// call it on a thread that may block.
     ///
     /// Each byte goes through the chunker's gear hash and two SHA-256s: the chunk's and its subchunk's.
-    private static func cut(_ chunk: FileChunk, at offset: Int64, of file: OpenContentFile) throws -> [GrantChunk] {
+    private static func cut(_ chunk: FileChunk, at offset: Int64, of file: OpenContentFile) throws
+        -> [SubchunkCache.Cut]
+    {
         let changed = ContentRefusal.fileChanging(productID: file.productID, path: file.file.path)
         let end = offset + Int64(chunk.length)
         let buffer = UnsafeMutableRawBufferPointer.allocate(
@@ -96,9 +111,8 @@ struct SubchunkService: Sendable {
         var chunker = ContentDefinedChunker(chunking)!
         var whole = SHA256()
         var piece = SHA256()
-        var subchunks: [GrantChunk] = []
-        // Where the current subchunk starts in the file, and its bytes read so far.
-        var pieceOffset = offset
+        var subchunks: [SubchunkCache.Cut] = []
+        // The bytes of the current subchunk read so far.
         var pieceLength = 0
         var position = offset
         while position < end {
@@ -113,21 +127,17 @@ struct SubchunkService: Sendable {
                 piece.update(bufferPointer: UnsafeRawBufferPointer(rebasing: rest[..<(cut ?? rest.count)]))
                 pieceLength += cut ?? rest.count
                 guard let cut else { break }
-                subchunks.append(Self.subchunk(at: pieceOffset, length: pieceLength, hash: piece))
-                pieceOffset += Int64(pieceLength)
+                subchunks.append(SubchunkCache.Cut(length: pieceLength, digest: SHA256Digest(piece.finalize())))
                 pieceLength = 0
                 piece = SHA256()
                 rest = UnsafeRawBufferPointer(rebasing: rest[cut...])
             }
             position += Int64(count)
         }
-        if pieceLength > 0 { subchunks.append(Self.subchunk(at: pieceOffset, length: pieceLength, hash: piece)) }
+        if pieceLength > 0 {
+            subchunks.append(SubchunkCache.Cut(length: pieceLength, digest: SHA256Digest(piece.finalize())))
+        }
         guard SHA256Digest(whole.finalize()) == chunk.digest else { throw changed }
         return subchunks
-    }
-
-    /// The entry of a subchunk of `length` bytes at `offset` in the file, whose bytes `hash` has read.
-    private static func subchunk(at offset: Int64, length: Int, hash: SHA256) -> GrantChunk {
-        GrantChunk(offset: offset, length: Int64(length), sha256: SHA256Digest(hash.finalize()).hexString)
     }
 }
