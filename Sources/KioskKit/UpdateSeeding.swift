@@ -225,6 +225,20 @@ extension DownloadEngine {
         await hooks.checkpoint([change], folder, UnsyncedFile(final, fileSystem: fileSystem))
     }
 
+    /// Opens the part file `part` of `file` for writes at offsets, creating its folder; nil when the app's writer
+    /// only appends (the file is then fetched whole, in order).
+    func openForChunks(
+        _ part: URL, of file: GrantFile, onDisk: [String: Int64], folders: inout Set<String>
+    ) throws -> (any PositionalPartFileWriter)? {
+        try createDirectory(part.deletingLastPathComponent(), known: &folders)
+        let opened = try fetcher.writerFactory.open(part, min(onDisk[file.path + ".part"] ?? 0, file.length))
+        guard let writer = opened as? any PositionalPartFileWriter else {
+            opened.close()
+            return nil
+        }
+        return writer
+    }
+
     /// Copies the chunks of a granted file found in the installed files into its part at their offsets, each hashed
     /// from the bytes written and journaled once they are durable (see ``seed(_:from:grant:onDisk:folders:tally:hooks:)``).
     private func copyChunks(
@@ -233,12 +247,7 @@ extension DownloadEngine {
         folders: inout Set<String>, tally: ProgressTally, hooks: EngineHooks
     ) async throws {
         let part = layout.partFile(productID: work.productID, path: file.path)
-        try createDirectory(part.deletingLastPathComponent(), known: &folders)
-        let opened = try fetcher.writerFactory.open(part, min(onDisk[file.path + ".part"] ?? 0, file.length))
-        guard let writer = opened as? any PositionalPartFileWriter else {
-            opened.close()  // a writer that only appends: the file is fetched whole, in order
-            return
-        }
+        guard let writer = try openForChunks(part, of: file, onDisk: onDisk, folders: &folders) else { return }
         let shared = UnsyncedFile(shared: writer)
         var sources: [String: any KioskFile] = [:]
         defer { for source in sources.values { source.close() } }

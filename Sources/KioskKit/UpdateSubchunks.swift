@@ -204,12 +204,7 @@ extension DownloadEngine {
         }
         guard !found.isEmpty else { return }
         let part = layout.partFile(productID: work.productID, path: file.path)
-        try createDirectory(part.deletingLastPathComponent(), known: &folders)
-        let opened = try fetcher.writerFactory.open(part, min(onDisk[file.path + ".part"] ?? 0, file.length))
-        guard let writer = opened as? any PositionalPartFileWriter else {
-            opened.close()  // a writer that only appends: the file is fetched whole, in order
-            return
-        }
+        guard let writer = try openForChunks(part, of: file, onDisk: onDisk, folders: &folders) else { return }
         let shared = UnsyncedFile(shared: writer)
         var sources: [String: any KioskFile] = [:]
         defer { for source in sources.values { source.close() } }
