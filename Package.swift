@@ -67,6 +67,10 @@ let package = Package(
             dependencies: [
                 "KioskCore",
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Content on Linux (NIOSegmentTransport); with the trait "Server" only, like the rest below.
+                .product(
+                    name: "AsyncHTTPClient", package: "async-http-client",
+                    condition: .when(platforms: [.linux], traits: ["Server"])),
             ]
         ),
         .executableTarget(

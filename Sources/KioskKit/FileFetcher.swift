@@ -122,31 +122,37 @@ final class FileFetcher: Sendable {
     /// The size of one ranged request.
     static let segmentSize: Int64 = 2 << 20
 
-    let session: URLSession
-    private let router: TransferRouter
+    /// How each ranged request goes out: URLSession, or on Linux without an app session configuration,
+    /// AsyncHTTPClient (``NIOSegmentTransport``).
+    let transport: any SegmentTransport
     let writerFactory: FileWriterFactory
 
-    /// A fetcher whose session opens at most `maximumConnections` connections to a host (the client's
-    /// ``ConnectionBudget`` limit, so that every request holding a permit has a connection of its own), made from the
-    /// app's `sessionConfiguration` when given (see ``URLSessionConfiguration/kiosk(base:timeout:)``).
+    /// A fetcher that opens at most `maximumConnections` connections to a host (the client's ``ConnectionBudget``
+    /// limit, so that every request holding a permit has a connection of its own), made from the app's
+    /// `sessionConfiguration` when given (see ``URLSessionConfiguration/kiosk(base:timeout:)``). Without one, on
+    /// Linux, content goes through AsyncHTTPClient: swift-corelibs-foundation's URLSession hands over at most 16 KiB
+    /// per callback, each through an `OperationQueue`, and spent more time on that than on hashing.
     init(
         timeout: TimeInterval, maximumConnections: Int, writerFactory: FileWriterFactory,
         sessionConfiguration: URLSessionConfiguration? = nil
     ) {
-        let configuration = URLSessionConfiguration.kiosk(
-            base: sessionConfiguration, timeout: timeout, cookies: false)
-        configuration.httpMaximumConnectionsPerHost = maximumConnections
-        let router = TransferRouter()
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        queue.name = "KioskKit.FileFetcher"
-        self.router = router
-        self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+        #if canImport(AsyncHTTPClient)
+            if sessionConfiguration == nil {
+                transport = NIOSegmentTransport(timeout: timeout, maximumConnections: maximumConnections)
+            } else {
+                transport = URLSessionSegmentTransport(
+                    timeout: timeout, maximumConnections: maximumConnections,
+                    sessionConfiguration: sessionConfiguration)
+            }
+        #else
+            transport = URLSessionSegmentTransport(
+                timeout: timeout, maximumConnections: maximumConnections, sessionConfiguration: sessionConfiguration)
+        #endif
         self.writerFactory = writerFactory
     }
 
-    /// Ends the session (outstanding transfers are cancelled).
-    func invalidate() { session.invalidateAndCancel() }
+    /// Ends the transport (outstanding transfers are cancelled).
+    func invalidate() { transport.invalidate() }
 
     /// Fetches `request.url` from `request.offset` into the part file, continuing `hasher` (which must already
     /// hold the first `offset` bytes of the part file).
@@ -251,12 +257,55 @@ final class FileFetcher: Sendable {
         _ handler: TransferHandler, first: Int64, last: Int64, entityTag: String?
     ) async throws -> SegmentOutcome {
         let request = handler.request
-        var urlRequest = URLRequest(url: request.url)
+        var headers = [
+            "Authorization": "Bearer \(request.token)", "Accept-Encoding": "identity", "Range": "bytes=\(first)-\(last)",
+        ]
+        if let entityTag { headers["If-Range"] = entityTag }
+        return try await transport.get(request.url, headers: headers, into: handler, first: first, last: last)
+    }
+}
+
+/// Sends one ranged GET and feeds its answer to a ``TransferHandler``: ``TransferHandler/begin(first:last:continuation:)``
+/// before the request, ``TransferHandler/receive(_:response:)`` for each piece of the body, in order and one at a
+/// time (`false` cancels the request), then ``TransferHandler/complete(response:error:)`` once, whose continuation
+/// gives the outcome. Cancelling the calling task cancels the request at once.
+protocol SegmentTransport: Sendable {
+    /// Sends `GET url` with `headers` through `handler`, for the bytes `first...last`.
+    func get(
+        _ url: URL, headers: [String: String], into handler: TransferHandler, first: Int64, last: Int64
+    ) async throws -> SegmentOutcome
+
+    /// Cancels the requests in flight and refuses new ones.
+    func invalidate()
+}
+
+/// Content through a URLSession whose serial delegate queue calls the handlers.
+final class URLSessionSegmentTransport: SegmentTransport {
+    let session: URLSession
+    private let router: TransferRouter
+
+    /// A session that opens at most `maximumConnections` connections to a host, made from `sessionConfiguration`
+    /// when given.
+    init(timeout: TimeInterval, maximumConnections: Int, sessionConfiguration: URLSessionConfiguration?) {
+        let configuration = URLSessionConfiguration.kiosk(
+            base: sessionConfiguration, timeout: timeout, cookies: false)
+        configuration.httpMaximumConnectionsPerHost = maximumConnections
+        let router = TransferRouter()
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "KioskKit.FileFetcher"
+        self.router = router
+        self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+    }
+
+    func invalidate() { session.invalidateAndCancel() }
+
+    func get(
+        _ url: URL, headers: [String: String], into handler: TransferHandler, first: Int64, last: Int64
+    ) async throws -> SegmentOutcome {
+        var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = "GET"
-        urlRequest.setValue("Bearer \(request.token)", forHTTPHeaderField: "Authorization")
-        urlRequest.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        urlRequest.setValue("bytes=\(first)-\(last)", forHTTPHeaderField: "Range")
-        if let entityTag { urlRequest.setValue(entityTag, forHTTPHeaderField: "If-Range") }
+        for (name, value) in headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
         let task = session.dataTask(with: urlRequest)
         let router = self.router
         let start = SegmentStart(task)
@@ -529,12 +578,17 @@ final class TransferHandler: @unchecked Sendable {
 
     /// Takes one chunk. Returns `false` to cancel the task.
     func receive(_ data: Data, response: URLResponse?) -> Bool {
+        data.withUnsafeBytes { receive($0, response: response) }
+    }
+
+    /// Takes one chunk. Returns `false` to cancel the task.
+    func receive(_ chunk: UnsafeRawBufferPointer, response: URLResponse?) -> Bool {
         if case .undecided = mode { decide(response) }
         switch mode {
         case .undecided, .failed, .fileChanged:
             return false
         case .errorBody:
-            if errorBody.count < 64 << 10 { errorBody.append(data.prefix(64 << 10 - errorBody.count)) }
+            if errorBody.count < 64 << 10 { errorBody.append(contentsOf: chunk.prefix(64 << 10 - errorBody.count)) }
             return true
         case .content:
             break
@@ -543,27 +597,25 @@ final class TransferHandler: @unchecked Sendable {
             fail(error)
             return false
         }
-        guard received + Int64(data.count) <= segmentLast + 1 else {
+        guard received + Int64(chunk.count) <= segmentLast + 1 else {
             fail(.invalidResponse("the server sent more bytes than were asked for"))
             return false
         }
-        data.withUnsafeBytes { (chunk: UnsafeRawBufferPointer) in
-            var rest = chunk
-            while !rest.isEmpty {
-                if current == nil {
-                    available.wait()
-                    current = freeBlocks.withLock { $0.removeLast() }
-                    filled = 0
-                }
-                let block = current!
-                let take = min(rest.count, block.count - filled)
-                (block.baseAddress! + filled).copyMemory(from: rest.baseAddress!, byteCount: take)
-                filled += take
-                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
-                if filled == block.count { submit() }
+        var rest = chunk
+        while !rest.isEmpty {
+            if current == nil {
+                available.wait()
+                current = freeBlocks.withLock { $0.removeLast() }
+                filled = 0
             }
+            let block = current!
+            let take = min(rest.count, block.count - filled)
+            (block.baseAddress! + filled).copyMemory(from: rest.baseAddress!, byteCount: take)
+            filled += take
+            rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+            if filled == block.count { submit() }
         }
-        received += Int64(data.count)
+        received += Int64(chunk.count)
         let now = DispatchTime.now().uptimeNanoseconds
         if now &- lastProgress >= 50_000_000 {
             lastProgress = now

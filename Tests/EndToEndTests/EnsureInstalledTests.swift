@@ -122,7 +122,9 @@ struct EnsureInstalledTests {
 
     @Test func cancellingTheTaskEndsTheCallWithinASecondAndLeavesTheDownloadRunning() async throws {
         try await TestServer.with { server in
-            let (client, proof, hashes) = try await setUp(server)
+            // Slow writes, so that the download is still running when the call is cancelled, however fast the
+            // transport and however loaded the machine.
+            let (client, proof, hashes) = try await setUp(server, delay: 0.2)
             let call = try await callInFlight(client, proof)
             let start = ContinuousClock.now
             call.cancel()

@@ -10,7 +10,7 @@ import Testing
 /// What KioskKit keeps of the app's `URLSessionConfiguration`, and what it replaces.
 @Suite("Session configuration")
 struct SessionConfigurationTests {
-    @Test func theAppsSettingsAreKeptAndWhatDownloadsNeedReplacesTheRest() {
+    @Test func theAppsSettingsAreKeptAndWhatDownloadsNeedReplacesTheRest() throws {
         let app = URLSessionConfiguration.default
         app.httpAdditionalHeaders = ["X-App-Build": "4711"]
         app.timeoutIntervalForRequest = 17
@@ -30,7 +30,9 @@ struct SessionConfigurationTests {
             fetcher.invalidate()
             api.invalidate()
         }
-        for session in [fetcher.session.configuration, api.session.configuration] {
+        // With the app's configuration, content goes through URLSession on every platform.
+        let content = try #require(fetcher.transport as? URLSessionSegmentTransport)
+        for session in [content.session.configuration, api.session.configuration] {
             #expect(session.httpAdditionalHeaders?["X-App-Build"] as? String == "4711")
             #expect(session.timeoutIntervalForRequest == 17)
             #expect(session.timeoutIntervalForResource == 600)
@@ -38,10 +40,10 @@ struct SessionConfigurationTests {
             #expect(session.urlCache == nil)
             #expect(session.requestCachePolicy == .reloadIgnoringLocalCacheData)
         }
-        #expect(fetcher.session.configuration.httpMaximumConnectionsPerHost == 8)
+        #expect(content.session.configuration.httpMaximumConnectionsPerHost == 8)
         // Cookies on content requests only when the app's policy says so for its own sessions: never on content.
         #expect(api.session.configuration.httpShouldSetCookies == app.httpShouldSetCookies)
-        #expect(fetcher.session.configuration.httpShouldSetCookies == false)
+        #expect(content.session.configuration.httpShouldSetCookies == false)
         // The app's object is copied, never changed.
         #expect(app.urlCache != nil)
         #expect(app.httpMaximumConnectionsPerHost == 1)
@@ -49,14 +51,30 @@ struct SessionConfigurationTests {
     }
 
     @Test func withoutOneTheSessionsAreEphemeralWithTheRequestTimeout() {
-        let fetcher = FileFetcher(timeout: 23, maximumConnections: 3, writerFactory: .posix)
-        defer { fetcher.invalidate() }
-        let session = fetcher.session.configuration
+        let transport = URLSessionSegmentTransport(timeout: 23, maximumConnections: 3, sessionConfiguration: nil)
+        defer { transport.invalidate() }
+        let session = transport.session.configuration
         #expect(session.timeoutIntervalForRequest == 23)
         #expect(session.httpCookieStorage == nil)
         #expect(session.httpCookieAcceptPolicy == .never)
         #expect(session.httpShouldSetCookies == false)
         #expect(session.urlCache == nil)
         #expect(session.httpMaximumConnectionsPerHost == 3)
+    }
+
+    /// Without the app's configuration, content on Linux goes through AsyncHTTPClient, with the request timeout as
+    /// its idle timeout and the connection limit; elsewhere through the ephemeral URLSession above.
+    @Test func withoutOneContentUsesTheFastestTransportOfThePlatform() throws {
+        let fetcher = FileFetcher(timeout: 23, maximumConnections: 3, writerFactory: .posix)
+        defer { fetcher.invalidate() }
+        #if canImport(AsyncHTTPClient)
+            let transport = try #require(fetcher.transport as? NIOSegmentTransport)
+            #expect(transport.configuration.timeout.read == .seconds(23))
+            #expect(transport.configuration.timeout.connect == .seconds(23))
+            #expect(transport.configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit == 3)
+            #expect(transport.configuration.httpVersion == .http1Only)
+        #else
+            #expect(fetcher.transport is URLSessionSegmentTransport)
+        #endif
     }
 }

@@ -1,0 +1,175 @@
+#if canImport(AsyncHTTPClient)
+    import AsyncHTTPClient
+    import Foundation
+    import NIOCore
+    import NIOHTTP1
+
+    #if canImport(FoundationNetworking)
+        import FoundationNetworking
+    #endif
+
+    /// Content through AsyncHTTPClient (SwiftNIO), on Linux when the app gives no session configuration: the body
+    /// comes in the socket's reads (up to 64 KiB and more), each handed to the transfer once, with back-pressure (no
+    /// read until the transfer took the last one). swift-corelibs-foundation's URLSession hands over at most 16 KiB
+    /// per callback, each as a `Data` through an `OperationQueue`; that cost more than hashing the bytes did.
+    ///
+    /// HTTP/1.1 only, at most `maximumConnections` connections to a host, and `timeout` as the idle timeout of a
+    /// request (connecting, and any wait for the next bytes). Errors become what URLSession's would
+    /// (``TransferHandler/complete(response:error:)`` turns them into ``KioskError/network(code:underlying:)``).
+    final class NIOSegmentTransport: SegmentTransport {
+        /// HTTP/1.1, no decompression, the timeouts and the connection limit.
+        let configuration: HTTPClient.Configuration
+        private let client: HTTPClient
+
+        init(timeout: TimeInterval, maximumConnections: Int) {
+            let idle = TimeAmount.milliseconds(Int64(max(0.001, timeout) * 1000))
+            var configuration = HTTPClient.Configuration()
+            configuration.httpVersion = .http1Only
+            configuration.decompression = .disabled
+            configuration.timeout = HTTPClient.Configuration.Timeout(connect: idle, read: idle)
+            configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
+                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maximumConnections))
+            client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            self.configuration = configuration
+        }
+
+        deinit { client.shutdown { _ in } }
+
+        func invalidate() { client.shutdown { _ in } }
+
+        func get(
+            _ url: URL, headers: [String: String], into handler: TransferHandler, first: Int64, last: Int64
+        ) async throws -> SegmentOutcome {
+            let request: HTTPClient.Request
+            do {
+                request = try HTTPClient.Request(url: url, method: .GET, headers: HTTPHeaders(Array(headers)))
+            } catch {
+                throw KioskError.invalidArgument("'\(url.absoluteString)' is not a URL this client can fetch.")
+            }
+            let delegate = SegmentDelegate(url: url, handler: handler)
+            let start = NIOSegmentStart()
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation {
+                    (continuation: CheckedContinuation<SegmentOutcome, any Error>) in
+                    handler.begin(first: first, last: last, continuation: continuation)
+                    let started = start.start {
+                        let task = client.execute(request: request, delegate: delegate)
+                        task.futureResult.whenComplete { result in delegate.finish(result) }
+                        return task
+                    }
+                    if !started { handler.abandon(throwing: CancellationError()) }
+                }
+            } onCancel: {
+                start.cancel()
+            }
+        }
+    }
+
+    /// Starts a segment's AsyncHTTPClient task so that a cancellation cannot fall between the start and the wait (as
+    /// ``SegmentStart`` does for URLSession).
+    final class NIOSegmentStart: Sendable {
+        private enum State {
+            case pending
+            case started(HTTPClient.Task<Void>)
+            case cancelled
+        }
+
+        private let state = Locked(State.pending)
+
+        /// Starts the task (`start`), unless the fetch was cancelled first. Returns whether it started.
+        func start(_ start: () -> HTTPClient.Task<Void>) -> Bool {
+            state.withLock { state in
+                guard case .pending = state else { return false }
+                state = .started(start())
+                return true
+            }
+        }
+
+        /// Cancels the task if it started; otherwise makes sure it never does.
+        func cancel() {
+            let task: HTTPClient.Task<Void>? = state.withLock { state in
+                defer { state = .cancelled }
+                if case .started(let task) = state { return task }
+                return nil
+            }
+            task?.cancel()
+        }
+    }
+
+    /// Feeds one request's answer to its ``TransferHandler`` on a serial queue of its own, off the event loop (the
+    /// handler may wait there for a free block while its I/O queue writes and hashes), and holds the next read until
+    /// the handler took the last one.
+    ///
+    /// `@unchecked Sendable`: `response` is set by the event loop before any body part is handed on, and read on
+    /// `queue` after it; the handler is touched only on `queue`.
+    final class SegmentDelegate: HTTPClientResponseDelegate, @unchecked Sendable {
+        typealias Response = Void
+
+        private let url: URL
+        private let handler: TransferHandler
+        private let queue = DispatchQueue(label: "KioskKit.NIOSegmentTransport")
+        private var response: HTTPURLResponse?
+
+        init(url: URL, handler: TransferHandler) {
+            self.url = url
+            self.handler = handler
+        }
+
+        func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+            var fields: [String: String] = [:]
+            for (name, value) in head.headers {
+                fields[name] = fields[name].map { "\($0), \(value)" } ?? value
+            }
+            response = HTTPURLResponse(
+                url: url, statusCode: Int(head.status.code), httpVersion: "HTTP/1.1", headerFields: fields)
+            return task.eventLoop.makeSucceededVoidFuture()
+        }
+
+        func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+            let promise = task.eventLoop.makePromise(of: Void.self)
+            let (handler, response) = (self.handler, self.response)
+            queue.async {
+                let keep = buffer.withUnsafeReadableBytes { handler.receive($0, response: response) }
+                if !keep { task.cancel() }
+                promise.succeed()
+            }
+            return promise.futureResult
+        }
+
+        func didFinishRequest(task: HTTPClient.Task<Void>) throws {}
+
+        /// The request ended: the handler completes, after every body part it was given.
+        func finish(_ result: Result<Void, any Error>) {
+            let (handler, response) = (self.handler, self.response)
+            queue.async {
+                switch result {
+                case .success:
+                    handler.complete(response: response, error: nil)
+                case .failure(let error):
+                    handler.complete(response: response, error: Self.urlError(error))
+                }
+            }
+        }
+
+        /// The URLSession error an AsyncHTTPClient or NIO error stands for.
+        static func urlError(_ error: any Error) -> URLError {
+            let code: URLError.Code
+            switch error {
+            case let error as HTTPClientError:
+                switch error {
+                case .cancelled: code = .cancelled
+                case .readTimeout, .connectTimeout, .deadlineExceeded: code = .timedOut
+                case .remoteConnectionClosed: code = .networkConnectionLost
+                default: code = .networkConnectionLost
+                }
+            case is ChannelError:
+                code = .networkConnectionLost
+            case let error as IOError where error.errnoCode == ECONNREFUSED:
+                code = .cannotConnectToHost
+            default:
+                code = .networkConnectionLost
+            }
+            return URLError(code, userInfo: [NSLocalizedDescriptionKey: "\(error)"])
+        }
+    }
+#endif
