@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import KioskCore
 import Testing
@@ -239,6 +240,31 @@ struct HostileServerTests {
         }
         #expect(ContinuousClock.now - start < .seconds(30))
         await client.close()
+    }
+
+    /// A content answer that stops sending fails within the idle timeout (``KioskClient/Configuration/requestTimeout``)
+    /// with a network error that the retry rule counts, whichever transport fetches content on this platform
+    /// (AsyncHTTPClient on Linux, URLSession elsewhere).
+    @Test func aContentAnswerThatStallsFailsWithinTheIdleTimeout() async throws {
+        let server = try HostileHTTPServer { _ in .drip(interval: .seconds(4)) }
+        defer { server.stop() }
+        let folder = Self.scratch()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fetcher = FileFetcher(timeout: 1, maximumConnections: 2, writerFactory: .posix)
+        defer { fetcher.invalidate() }
+        // The drip answers 200 application/json with 100,000,000 bytes announced: a JSON file, fetched whole.
+        let request = FetchRequest(
+            url: server.baseURL.appendingPathComponent("stall.json"), token: "t", offset: 0,
+            expectedLength: 100_000_000, partURL: folder.appendingPathComponent("stall.json.part"))
+        let start = ContinuousClock.now
+        do {
+            _ = try await fetcher.fetch(request, hasher: SHA256(), progress: { _ in })
+            Issue.record("a stalled answer was read")
+        } catch KioskError.network(let code, _) {
+            #expect(code == URLError.timedOut.rawValue, "code \(code)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(4), "the stall was waited out: \(ContinuousClock.now - start)")
     }
 
     // MARK: - #9: cancellation of in-flight requests
