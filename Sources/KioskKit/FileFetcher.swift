@@ -112,8 +112,9 @@ final class UnsyncedFile: @unchecked Sendable {
     }
 }
 
-/// Streams content files to disk with URLSession's data delegate: chunks are hashed and written in large blocks
-/// off the delegate queue, never buffered whole, never crossing an actor per chunk.
+/// Streams content files to disk through a ``SegmentTransport`` (URLSession's data delegate, or AsyncHTTPClient on
+/// Linux): pieces of the body are hashed and written in large blocks off the transport's queue, never buffered
+/// whole, never crossing an actor per piece.
 ///
 /// A file is fetched in consecutive ranged segments (`bytes=a-b`, 2 MiB): URLSession gives its delegate no
 /// back-pressure (swift-corelibs-foundation queues every received chunk), so the segment size bounds the memory a
@@ -389,12 +390,13 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
 /// The state of one file's transfer, across its ranged requests.
 ///
-/// Chunks arrive on the session's serial delegate queue and are copied into one of a few fixed blocks; a full
+/// Pieces of the body arrive one at a time on the transport's queue (URLSession's serial delegate queue, or the
+/// serial queue of an AsyncHTTPClient request) and are copied into one of a few fixed blocks; a full
 /// block goes to the transfer's I/O queue, which writes it and hashes it at the same time (two threads), then
 /// hands the block back. Memory stays bounded (`blockCount × blockSize`) and hashing overlaps the network. A small
 /// file gets blocks of its own size (at least a page), so that the files in flight cost no more than their bytes.
 ///
-/// `@unchecked Sendable`: the receiving state is touched only on the delegate queue (or by `fetch` between two
+/// `@unchecked Sendable`: the receiving state is touched only on the transport's queue (or by `fetch` between two
 /// requests, when no callback can run), the hashing and writing state only on `ioQueue`, and what both read goes
 /// through `Locked`.
 final class TransferHandler: @unchecked Sendable {
