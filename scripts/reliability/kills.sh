@@ -10,8 +10,12 @@
 #
 #   scripts/reliability/kills.sh
 #
-# Environment: KILLS_MIB (default 1024), KILLS (default 10), KILLS_SEED (default: random), KIOSK_BIN (skip the
-# build, use this binary).
+# The server sends each content response at most KILLS_THROTTLE fast (`--faults throttle=…`, default 8MiB/s: with
+# four connections, a gigabyte takes about 32 s), so that the kills land in the middle of the download: unthrottled
+# over loopback, `kiosk get` is done before the first kill.
+#
+# Environment: KILLS_MIB (default 1024), KILLS (default 10), KILLS_SEED (default: random), KILLS_THROTTLE
+# (default 8MiB/s), KIOSK_BIN (skip the build, use this binary).
 set -euo pipefail
 LOG_TAG=kills
 source "$(dirname "$0")/common.sh"
@@ -20,6 +24,7 @@ trap cleanup EXIT
 SIZE_MIB="${KILLS_MIB:-1024}"
 KILLS="${KILLS:-10}"
 SEED="${KILLS_SEED:-$RANDOM}"
+THROTTLE="${KILLS_THROTTLE:-8MiB/s}"
 PRODUCT="com.example.kiosk.reliability.kills"
 CLIENT_PID=""
 
@@ -31,14 +36,15 @@ make_product "$PRODUCT" payload.bin "$SIZE_MIB"
 EXPECTED_SHA="$(sha256sum "$CONTENT_DIR/$PRODUCT/Contents/payload.bin" | cut -d' ' -f1)"
 SIZE_BYTES=$((SIZE_MIB << 20))
 
-start_kiosk
+start_kiosk --faults "throttle=$THROTTLE"
 PORT="$KIOSK_PORT"
 "$KIOSK_BIN" buy "$PRODUCT" --server "$KIOSK_BASE" >"$WORK_DIR/receipt.txt" 2>/dev/null
 
 # The restarted server must come back on the same port, with the same data folder (ledger and keys).
 restart_kiosk() {
     "$KIOSK_BIN" serve --host 127.0.0.1 --port "$PORT" --content "$CONTENT_DIR" --data "$DATA_DIR" \
-        --reload-interval 0 --log-level warning >>"$WORK_DIR/kiosk.out" 2>>"$WORK_DIR/kiosk.err" &
+        --reload-interval 0 --log-level warning --faults "throttle=$THROTTLE" >>"$WORK_DIR/kiosk.out" \
+        2>>"$WORK_DIR/kiosk.err" &
     KIOSK_PID=$!
     for _ in $(seq 1 600); do
         curl -fsS -o /dev/null "$KIOSK_BASE/healthz" 2>/dev/null && return
@@ -48,7 +54,12 @@ restart_kiosk() {
     die "the restarted server did not answer"
 }
 bytes_sent() { curl -fsS "$KIOSK_BASE/metrics" | awk '$1 == "kiosk_content_bytes_sent_total" { printf "%d\n", $2 }'; }
-part_bytes() { stat -c %s "$1/Staging/$PRODUCT/Contents/payload.bin.part" 2>/dev/null || echo 0; }
+# The part file's allocated bytes: chunks are written at their offsets by parallel ranges, so the file is sparse
+# while some are missing and its size overstates what it holds.
+part_bytes() {
+    stat -c '%b %B' "$1/Staging/$PRODUCT/Contents/payload.bin.part" 2>/dev/null | awk '{printf "%d\n", $1 * $2}' ||
+        echo 0
+}
 start_client() {
     "$KIOSK_BIN" get "$PRODUCT" --receipt "$WORK_DIR/receipt.txt" --server "$KIOSK_BASE" --cache "$1" \
         >"$WORK_DIR/get.out" 2>>"$WORK_DIR/get.err" &
