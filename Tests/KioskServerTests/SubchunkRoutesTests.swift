@@ -293,14 +293,24 @@ struct SubchunkServiceTests {
     }
 
     /// A chunk whose bytes changed after the file was opened (in place, behind the catalog) is refused, not cut.
-    @Test func aChunkThatNoLongerHashesAsCatalogedIsRefused() async throws {
+    /// A product with one 3 MiB file of random bytes from `seed`, cataloged, and that file opened; the folder lives
+    /// as long as the returned value.
+    private func openedFile(seed: UInt64) async throws
+        -> (content: ServerTestDirectory, big: Data, file: ManifestFile, opened: OpenContentFile)
+    {
         let content = try ServerTestDirectory("subchunk-service")
-        let big = FileChunkingTests.randomBytes(3 << 20, seed: 5)
+        let big = FileChunkingTests.randomBytes(3 << 20, seed: seed)
         try content.writeProduct(id: "com.example.delta", files: ["Contents/big.bin": big])
         let catalog = await ContentCatalog(
             contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
         let file = try #require(catalog.snapshot.products["com.example.delta"]?.file(atPath: "Contents/big.bin"))
         let opened = try #require(await catalog.openFiles.open(file, of: "com.example.delta", at: file.absolutePath))
+        return (content, big, file, opened)
+    }
+
+    @Test func aChunkThatNoLongerHashesAsCatalogedIsRefused() async throws {
+        let (content, big, file, opened) = try await openedFile(seed: 5)
+        defer { withExtendedLifetime(content) {} }
         let before = try await SubchunkService.subchunks(of: opened, chunks: [1, 0], cache: SubchunkCache())
         #expect(before.chunks.map(\.index) == [1, 0])
 
@@ -328,13 +338,8 @@ struct SubchunkServiceTests {
     /// A chunk is read and cut once: the next request for it (or for the same bytes anywhere) is answered from the
     /// cache, without reading the file.
     @Test func aChunkCutOnceIsAnsweredFromTheCache() async throws {
-        let content = try ServerTestDirectory("subchunk-cache")
-        let big = FileChunkingTests.randomBytes(3 << 20, seed: 6)
-        try content.writeProduct(id: "com.example.delta", files: ["Contents/big.bin": big])
-        let catalog = await ContentCatalog(
-            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
-        let file = try #require(catalog.snapshot.products["com.example.delta"]?.file(atPath: "Contents/big.bin"))
-        let opened = try #require(await catalog.openFiles.open(file, of: "com.example.delta", at: file.absolutePath))
+        let (content, _, file, opened) = try await openedFile(seed: 6)
+        defer { withExtendedLifetime(content) {} }
         let cache = SubchunkCache()
         let first = try await SubchunkService.subchunks(of: opened, chunks: [1], cache: cache)
         #expect(cache.count == 1)
