@@ -133,12 +133,16 @@ final class FileFetcher: Sendable {
     /// `sessionConfiguration` when given (see ``URLSessionConfiguration/kiosk(base:timeout:)``). Without one, on
     /// Linux, content goes through AsyncHTTPClient: swift-corelibs-foundation's URLSession hands over at most 16 KiB
     /// per callback, each through an `OperationQueue`, and spent more time on that than on hashing.
+    ///
+    /// A proxy set in the environment (`http_proxy`, `https_proxy`, `all_proxy`, in either case) keeps URLSession,
+    /// whose libcurl honours them (and `no_proxy`) as it always did; AsyncHTTPClient does not read them.
     init(
         timeout: TimeInterval, maximumConnections: Int, writerFactory: FileWriterFactory,
-        sessionConfiguration: URLSessionConfiguration? = nil
+        sessionConfiguration: URLSessionConfiguration? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         #if canImport(AsyncHTTPClient)
-            if sessionConfiguration == nil {
+            if sessionConfiguration == nil, !Self.namesAProxy(environment) {
                 transport = NIOSegmentTransport(timeout: timeout, maximumConnections: maximumConnections)
             } else {
                 transport = URLSessionSegmentTransport(
@@ -150,6 +154,13 @@ final class FileFetcher: Sendable {
                 timeout: timeout, maximumConnections: maximumConnections, sessionConfiguration: sessionConfiguration)
         #endif
         self.writerFactory = writerFactory
+    }
+
+    /// Whether `environment` sets a proxy for libcurl.
+    static func namesAProxy(_ environment: [String: String]) -> Bool {
+        ["http_proxy", "https_proxy", "all_proxy"].contains { name in
+            [name, name.uppercased()].contains { !(environment[$0] ?? "").isEmpty }
+        }
     }
 
     /// Ends the transport (outstanding transfers are cancelled).

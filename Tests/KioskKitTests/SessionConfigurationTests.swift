@@ -65,7 +65,7 @@ struct SessionConfigurationTests {
     /// Without the app's configuration, content on Linux goes through AsyncHTTPClient, with the request timeout as
     /// its idle timeout and the connection limit; elsewhere through the ephemeral URLSession above.
     @Test func withoutOneContentUsesTheFastestTransportOfThePlatform() throws {
-        let fetcher = FileFetcher(timeout: 23, maximumConnections: 3, writerFactory: .posix)
+        let fetcher = FileFetcher(timeout: 23, maximumConnections: 3, writerFactory: .posix, environment: [:])
         defer { fetcher.invalidate() }
         #if canImport(AsyncHTTPClient)
             let transport = try #require(fetcher.transport as? NIOSegmentTransport)
@@ -76,5 +76,17 @@ struct SessionConfigurationTests {
         #else
             #expect(fetcher.transport is URLSessionSegmentTransport)
         #endif
+    }
+
+    /// A proxy in the environment keeps content on URLSession, whose libcurl honours it.
+    @Test(arguments: ["http_proxy", "HTTPS_PROXY", "all_proxy"])
+    func aProxyInTheEnvironmentKeepsURLSession(variable: String) {
+        let fetcher = FileFetcher(
+            timeout: 23, maximumConnections: 3, writerFactory: .posix,
+            environment: [variable: "http://proxy.example:3128", "no_proxy": "localhost"])
+        defer { fetcher.invalidate() }
+        #expect(fetcher.transport is URLSessionSegmentTransport)
+        #expect(FileFetcher.namesAProxy([variable: "http://proxy.example:3128"]))
+        #expect(!FileFetcher.namesAProxy([variable: "", "no_proxy": "*"]))
     }
 }
