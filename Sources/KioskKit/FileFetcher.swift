@@ -136,11 +136,12 @@ final class FileFetcher: Sendable {
     ///
     /// A proxy set in the environment (`http_proxy`, `https_proxy`, `all_proxy`, in either case) keeps URLSession,
     /// whose libcurl honours them (and `no_proxy`) as it always did; AsyncHTTPClient does not read them.
-    init(
+    convenience init(
         timeout: TimeInterval, maximumConnections: Int, writerFactory: FileWriterFactory,
         sessionConfiguration: URLSessionConfiguration? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
+        let transport: any SegmentTransport
         #if canImport(AsyncHTTPClient)
             if sessionConfiguration == nil, !Self.namesAProxy(environment) {
                 transport = NIOSegmentTransport(timeout: timeout, maximumConnections: maximumConnections)
@@ -153,6 +154,12 @@ final class FileFetcher: Sendable {
             transport = URLSessionSegmentTransport(
                 timeout: timeout, maximumConnections: maximumConnections, sessionConfiguration: sessionConfiguration)
         #endif
+        self.init(transport: transport, writerFactory: writerFactory)
+    }
+
+    /// A fetcher that sends its requests through `transport`.
+    init(transport: any SegmentTransport, writerFactory: FileWriterFactory) {
+        self.transport = transport
         self.writerFactory = writerFactory
     }
 
@@ -396,6 +403,15 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let handler = handlers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         handler.complete(response: task.response, error: error)
+    }
+
+    /// Redirects are not followed: a grant's URLs are checked to be on the server's own origin, and a redirect would
+    /// take the bearer token elsewhere. The 3xx is the answer, and fails as its status.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
 

@@ -13,8 +13,8 @@
     /// read until the transfer took the last one). swift-corelibs-foundation's URLSession hands over at most 16 KiB
     /// per callback, each as a `Data` through an `OperationQueue`; that cost more than hashing the bytes did.
     ///
-    /// HTTP/1.1 only, at most `maximumConnections` connections to a host, and `timeout` as the idle timeout of a
-    /// request (connecting, and any wait for the next bytes). Errors become what URLSession's would
+    /// HTTP/1.1 only, no redirects, at most `maximumConnections` connections to a host, and `timeout` as the idle
+    /// timeout of a request (connecting, and any wait for the next bytes). Errors become what URLSession's would
     /// (``TransferHandler/complete(response:error:)`` turns them into ``KioskError/network(code:underlying:)``).
     final class NIOSegmentTransport: SegmentTransport {
         /// HTTP/1.1, no decompression, the timeouts and the connection limit.
@@ -26,6 +26,9 @@
             var configuration = HTTPClient.Configuration()
             configuration.httpVersion = .http1Only
             configuration.decompression = .disabled
+            // A grant's URLs are checked to be on the server's own origin; a redirect would take the bearer token
+            // elsewhere. It is answered as the status it is.
+            configuration.redirectConfiguration = .disallow
             configuration.timeout = HTTPClient.Configuration.Timeout(connect: idle, read: idle)
             configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
                 idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maximumConnections))

@@ -267,6 +267,38 @@ struct HostileServerTests {
         #expect(ContinuousClock.now - start < .seconds(4), "the stall was waited out: \(ContinuousClock.now - start)")
     }
 
+    /// A redirect of a content request is not followed (it would carry the grant's token to wherever it points):
+    /// it fails as the status it is, after one request.
+    @Test func aRedirectedContentRequestIsNotFollowed() async throws {
+        let server = try HostileHTTPServer { request in
+            request.path == "/elsewhere"
+                ? .complete(status: 200, headers: [], body: Data("stolen".utf8))
+                : .complete(status: 302, headers: [("Location", "/elsewhere")], body: Data())
+        }
+        defer { server.stop() }
+        let folder = Self.scratch()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fetcher = FileFetcher(timeout: 5, maximumConnections: 2, writerFactory: .posix, environment: [:])
+        let request = FetchRequest(
+            url: server.baseURL.appendingPathComponent("content.bin"), token: "t", offset: 0, expectedLength: 6,
+            partURL: folder.appendingPathComponent("content.bin.part"))
+        for transport in [
+            fetcher.transport,
+            URLSessionSegmentTransport(timeout: 5, maximumConnections: 2, sessionConfiguration: nil),
+        ] {
+            let fetcher = FileFetcher(transport: transport, writerFactory: .posix)
+            do {
+                _ = try await fetcher.fetch(request, hasher: SHA256(), progress: { _ in })
+                Issue.record("a redirect was followed through \(type(of: transport))")
+            } catch KioskError.server(let status, _, _, _) {
+                #expect(status == 302)
+            }
+            transport.invalidate()
+        }
+        #expect(server.requests == ["GET /content.bin", "GET /content.bin"])
+    }
+
     // MARK: - #9: cancellation of in-flight requests
 
     @Test func cancellingTheCallerCancelsAJSONRequestAtOnce() async throws {
