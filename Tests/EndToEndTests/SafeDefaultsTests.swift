@@ -85,7 +85,7 @@ struct SafeDefaultsTests {
         try FileManager.default.createDirectory(
             at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         // A ledger left by an older release, readable by everyone.
-        FileManager.default.createFile(
+        _ = FileManager.default.createFile(
             atPath: data.appendingPathComponent("kiosk.sqlite").path, contents: nil,
             attributes: [.posixPermissions: 0o644])
         try await TestServer.with(configure: { $0.dataDirectory = data }) { server in

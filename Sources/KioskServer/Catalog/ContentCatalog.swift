@@ -94,7 +94,7 @@ public final class ContentCatalog: Sendable {
     /// at each periodic check that found nothing changed.
     fileprivate static func returnFreedMemory() {
         #if canImport(Glibc)
-            mallocTrim?(0)
+            _ = mallocTrim?(0)
         #endif
     }
 

@@ -19,7 +19,7 @@ struct DataDirectoryTests {
             attributes: [.posixPermissions: 0o755])
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: data.path)
         let inner = data.appendingPathComponent("nested/kiosk.sqlite-wal")
-        FileManager.default.createFile(atPath: inner.path, contents: Data(), attributes: [.posixPermissions: 0o664])
+        _ = FileManager.default.createFile(atPath: inner.path, contents: Data(), attributes: [.posixPermissions: 0o664])
         try FileManager.default.createSymbolicLink(
             atPath: data.appendingPathComponent("link").path, withDestinationPath: outside.path)
 
