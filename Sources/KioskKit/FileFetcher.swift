@@ -142,7 +142,7 @@ final class FileFetcher: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         let transport: any SegmentTransport
-        #if canImport(AsyncHTTPClient)
+        #if canImport(AsyncHTTPClient) && os(Linux)
             if sessionConfiguration == nil, !Self.namesAProxy(environment) {
                 transport = NIOSegmentTransport(timeout: timeout, maximumConnections: maximumConnections)
             } else {

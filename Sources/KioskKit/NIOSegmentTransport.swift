@@ -1,4 +1,4 @@
-#if canImport(AsyncHTTPClient)
+#if canImport(AsyncHTTPClient) && os(Linux)
     import AsyncHTTPClient
     import Foundation
     import NIOCore
