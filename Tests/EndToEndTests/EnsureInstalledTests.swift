@@ -13,10 +13,14 @@ struct EnsureInstalledTests {
     static let product = "com.example.kiosk.test.ensure"
 
     /// Publishes a product of two 4 MiB files and opens a client whose writes are slowed by `delay` per write.
-    func setUp(_ server: TestServer, delay: TimeInterval = 0.05, disk: SimulatedDisk? = nil) async throws
+    func setUp(
+        _ server: TestServer, delay: TimeInterval = 0.05, disk: SimulatedDisk? = nil, fileSize: Int = 4 << 20
+    ) async throws
         -> (client: KioskClient, proof: PurchaseProof, hashes: [String: String])
     {
-        let files = ["Contents/a.bin": Support.randomData(4 << 20), "Contents/b.bin": Support.randomData(4 << 20)]
+        let files = [
+            "Contents/a.bin": Support.randomData(fileSize), "Contents/b.bin": Support.randomData(fileSize),
+        ]
         let hashes = try await Support.publish(Self.product, version: "1.0", files: files, on: server)
         let purchase = try await server.buy(Self.product)
         var configuration = KioskClient.Configuration()
@@ -122,9 +126,9 @@ struct EnsureInstalledTests {
 
     @Test func cancellingTheTaskEndsTheCallWithinASecondAndLeavesTheDownloadRunning() async throws {
         try await TestServer.with { server in
-            // Slow writes, so that the download is still running when the call is cancelled, however fast the
-            // transport and however loaded the machine.
-            let (client, proof, hashes) = try await setUp(server, delay: 0.2)
+            // Larger files, so that the download is still running when the call is cancelled however fast the
+            // transport and however loaded the machine (the writes' delay stays small: it is not what is measured).
+            let (client, proof, hashes) = try await setUp(server, fileSize: 16 << 20)
             let call = try await callInFlight(client, proof)
             let start = ContinuousClock.now
             call.cancel()
