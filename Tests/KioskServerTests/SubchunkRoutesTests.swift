@@ -358,12 +358,12 @@ struct SubchunkServiceTests {
         let digests = (0..<4).map { SHA256Digest(SHA256.hash(data: Data([UInt8($0)]))) }
         let cache = SubchunkCache(capacity: 2)
         for (index, digest) in digests.enumerated() {
-            cache.store([SubchunkCache.Cut(length: index + 1, digest: digest)], of: digest)
+            cache.store([FileChunk(length: UInt32(index + 1), digest: digest)], of: digest)
         }
         #expect(cache.count == 2)
-        #expect(cache.cuts(of: digests[0]) == nil && cache.cuts(of: digests[1]) == nil)
-        #expect(cache.cuts(of: digests[3])?.first?.length == 4)
+        #expect(cache.subchunks(of: digests[0]) == nil && cache.subchunks(of: digests[1]) == nil)
+        #expect(cache.subchunks(of: digests[3])?.first?.length == 4)
         cache.store([], of: digests[3])  // stored again: replaced, nothing forgotten
-        #expect(cache.count == 2 && cache.cuts(of: digests[2]) != nil && cache.cuts(of: digests[3]) == [])
+        #expect(cache.count == 2 && cache.subchunks(of: digests[2]) != nil && cache.subchunks(of: digests[3]) == [])
     }
 }

@@ -5,15 +5,10 @@ import NIOConcurrencyHelpers
 ///
 /// A chunk's subchunks depend only on its bytes, so one entry serves the same chunk in any file or version. The
 /// cache holds at most ``capacity`` chunks (about 1 KiB each: 8,192 take about 8 MiB) and forgets the oldest first.
+/// Subchunks are held as ``FileChunk``s, a length and a SHA-256 each; their offsets follow from the chunk's.
 final class SubchunkCache: Sendable {
-    /// One subchunk: its length and SHA-256 (its offset follows from the chunk's and the lengths before it).
-    struct Cut: Sendable, Hashable {
-        var length: Int
-        var digest: SHA256Digest
-    }
-
     private struct State {
-        var entries: [SHA256Digest: [Cut]] = [:]
+        var entries: [SHA256Digest: [FileChunk]] = [:]
         /// The keys in the order they were stored, as a ring: `order[next]` is the oldest once the ring is full.
         var order: [SHA256Digest] = []
         var next = 0
@@ -29,14 +24,14 @@ final class SubchunkCache: Sendable {
     }
 
     /// The subchunks of the chunk whose SHA-256 is `digest`, if cut before.
-    func cuts(of digest: SHA256Digest) -> [Cut]? {
+    func subchunks(of digest: SHA256Digest) -> [FileChunk]? {
         state.withLockedValue { $0.entries[digest] }
     }
 
     /// Remembers the subchunks of the chunk whose SHA-256 is `digest`, forgetting the oldest chunk when full.
-    func store(_ cuts: [Cut], of digest: SHA256Digest) {
+    func store(_ subchunks: [FileChunk], of digest: SHA256Digest) {
         state.withLockedValue { state in
-            guard state.entries.updateValue(cuts, forKey: digest) == nil else { return }
+            guard state.entries.updateValue(subchunks, forKey: digest) == nil else { return }
             if state.order.count < capacity {
                 state.order.append(digest)
             } else {

@@ -1,4 +1,3 @@
-import Crypto
 import KioskCore
 import NIOPosix
 
@@ -78,66 +77,43 @@ struct SubchunkService: Sendable {
         answer.reserveCapacity(indexes.count)
         for index in indexes {
             let (chunk, offset) = (chunks[index], offsets[index])
-            var cuts = cache.cuts(of: chunk.digest)
-            if cuts == nil {
-                let read = try await NIOThreadPool.singleton.runIfActive { try cut(chunk, at: offset, of: file) }
+            var cut = cache.subchunks(of: chunk.digest)
+            if cut == nil {
+                let read = try await NIOThreadPool.singleton.runIfActive { try Self.cut(chunk, at: offset, of: file) }
                 cache.store(read, of: chunk.digest)
-                cuts = read
+                cut = read
             }
             var position = offset
-            let subchunks = (cuts ?? []).map { cut in
-                defer { position += Int64(cut.length) }
-                return GrantChunk(offset: position, length: Int64(cut.length), sha256: cut.digest.hexString)
+            let subchunks = (cut ?? []).map { subchunk in
+                defer { position += Int64(subchunk.length) }
+                return GrantChunk(offset: position, length: Int64(subchunk.length), sha256: subchunk.digest.hexString)
             }
             answer.append(ChunkSubchunks(index: index, subchunks: subchunks))
         }
         return SubchunkList(chunking: chunking, chunks: answer)
     }
 
-    /// Reads `chunk`, which starts at `offset` in `file`, and cuts it with ``chunking``; throws
+    /// Reads `chunk`, which starts at `offset` in `file`, and cuts it with ``chunking`` (``ChunkDigester``); throws
     /// ``ContentRefusal/fileChanging(productID:path:)`` when its bytes are not those the catalog hashed. Blocking:
     /// call it on a thread that may block.
-    ///
-    /// Each byte goes through the chunker's gear hash and two SHA-256s: the chunk's and its subchunk's.
-    private static func cut(_ chunk: FileChunk, at offset: Int64, of file: OpenContentFile) throws
-        -> [SubchunkCache.Cut]
-    {
+    private static func cut(_ chunk: FileChunk, at offset: Int64, of file: OpenContentFile) throws -> [FileChunk] {
         let changed = ContentRefusal.fileChanging(productID: file.productID, path: file.file.path)
         let end = offset + Int64(chunk.length)
         let buffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: min(readSize, Int(chunk.length)), alignment: 64)
         defer { buffer.deallocate() }
-        // `.subchunks` is supported: the chunker always exists.
-        var chunker = ContentDefinedChunker(chunking)!
-        var whole = SHA256()
-        var piece = SHA256()
-        var subchunks: [SubchunkCache.Cut] = []
-        // The bytes of the current subchunk read so far.
-        var pieceLength = 0
+        var digester = ChunkDigester(chunking)
         var position = offset
         while position < end {
             let wanted = UnsafeMutableRawBufferPointer(rebasing: buffer[..<min(buffer.count, Int(end - position))])
             let count = try file.read(into: wanted, at: position)
             // The file is shorter than the catalog says.
             guard count == wanted.count else { throw changed }
-            var rest = UnsafeRawBufferPointer(wanted)
-            whole.update(bufferPointer: rest)
-            while !rest.isEmpty {
-                let cut = chunker.nextBoundary(in: rest)
-                piece.update(bufferPointer: UnsafeRawBufferPointer(rebasing: rest[..<(cut ?? rest.count)]))
-                pieceLength += cut ?? rest.count
-                guard let cut else { break }
-                subchunks.append(SubchunkCache.Cut(length: pieceLength, digest: SHA256Digest(piece.finalize())))
-                pieceLength = 0
-                piece = SHA256()
-                rest = UnsafeRawBufferPointer(rebasing: rest[cut...])
-            }
+            digester.update(UnsafeRawBufferPointer(wanted))
             position += Int64(count)
         }
-        if pieceLength > 0 {
-            subchunks.append(SubchunkCache.Cut(length: pieceLength, digest: SHA256Digest(piece.finalize())))
-        }
-        guard SHA256Digest(whole.finalize()) == chunk.digest else { throw changed }
+        let (digest, subchunks) = digester.finish()
+        guard digest == chunk.digest else { throw changed }
         return subchunks
     }
 }
