@@ -136,23 +136,36 @@ enum GrantValidation {
     static func validateChunks(
         _ chunks: [GrantChunk], of file: GrantFile, chunking: ChunkingParameters
     ) throws(KioskError) {
-        func refuse(_ reason: String) -> KioskError {
-            .invalidResponse("the chunks of \(GrantProblem.excerpt(file.path)) are invalid: \(reason)")
+        try validateCover(chunks, of: 0..<file.length, chunking: chunking) { reason in
+            "the chunks of \(GrantProblem.excerpt(file.path)) are invalid: \(reason)"
         }
-        let bound = file.length / Int64(max(1, chunking.minimum)) + 1
-        guard Int64(chunks.count) <= bound else { throw refuse("\(chunks.count) chunks, over \(bound)") }
-        var next: Int64 = 0
-        for (index, chunk) in chunks.enumerated() {
-            guard chunk.offset == next else { throw refuse("chunk \(index) starts at \(chunk.offset), not \(next)") }
-            guard chunk.length >= 1, chunk.length <= Int64(chunking.maximum), chunk.length <= file.length - next else {
-                throw refuse("chunk \(index) is \(chunk.length) bytes long")
+    }
+
+    /// Checks that `pieces` (chunks of a file, or subchunks of a chunk) cover `range` of the file exactly: in order
+    /// and contiguous, each 1 to `chunking.maximum` bytes long with a 64-digit hex SHA-256, and no more of them than
+    /// content-defined cuts allow (every piece but the last is at least `chunking.minimum` bytes long). A failure is
+    /// ``KioskError/invalidResponse(_:)`` with `describe`'s text for the reason.
+    static func validateCover(
+        _ pieces: [GrantChunk], of range: Range<Int64>, chunking: ChunkingParameters,
+        describe: (String) -> String
+    ) throws(KioskError) {
+        func refuse(_ reason: String) -> KioskError { .invalidResponse(describe(reason)) }
+        let length = range.upperBound - range.lowerBound
+        let bound = length / Int64(max(1, chunking.minimum)) + 1
+        guard Int64(pieces.count) <= bound else { throw refuse("\(pieces.count) chunks, over \(bound)") }
+        var next = range.lowerBound
+        for (index, piece) in pieces.enumerated() {
+            guard piece.offset == next else { throw refuse("chunk \(index) starts at \(piece.offset), not \(next)") }
+            guard piece.length >= 1, piece.length <= Int64(chunking.maximum), piece.length <= range.upperBound - next
+            else {
+                throw refuse("chunk \(index) is \(piece.length) bytes long")
             }
-            guard isDigest(chunk.sha256) else {
+            guard isDigest(piece.sha256) else {
                 throw refuse("chunk \(index) has a malformed SHA-256")
             }
-            next += chunk.length  // at most file.length: checked above
+            next += piece.length  // at most range.upperBound: checked above
         }
-        guard next == file.length else { throw refuse("they cover \(next) of \(file.length) bytes") }
+        guard next == range.upperBound else { throw refuse("they cover \(next - range.lowerBound) of \(length) bytes") }
     }
 
     /// The chunks to fetch and verify `file` by, when the grant's chunking is one this client cuts (an unknown

@@ -28,9 +28,9 @@ enum SubchunkPlan {
     }
 
     /// The subchunks of each chunk in `asked`, in that order, after checking the answer: the same chunks in the same
-    /// order, cut with `chunking`, and for each, subchunks in order that cover the chunk exactly, each 1 to
-    /// `chunking.maximum` bytes long, with a 64-digit hex SHA-256, and no more of them than the chunk's length
-    /// allows. Anything else is ``KioskError/invalidResponse(_:)``.
+    /// order, cut with `chunking`, and for each, subchunks that cover the chunk exactly
+    /// (``GrantValidation/validateCover(_:of:chunking:describe:)``). Anything else is
+    /// ``KioskError/invalidResponse(_:)``.
     static func subchunks(
         of list: SubchunkList, asked: [Int], chunks: [GrantChunk], chunking: ChunkingParameters
     ) throws(KioskError) -> [[GrantChunk]] {
@@ -42,18 +42,9 @@ enum SubchunkPlan {
         }
         return try list.chunks.map { (entry: ChunkSubchunks) throws(KioskError) -> [GrantChunk] in
             let chunk = chunks[entry.index]
-            let bound = chunk.length / Int64(max(1, chunking.minimum)) + 1
-            var next = chunk.offset
-            for subchunk in entry.subchunks {
-                guard Int64(entry.subchunks.count) <= bound, subchunk.offset == next, subchunk.length >= 1,
-                    subchunk.length <= Int64(chunking.maximum), subchunk.length <= chunk.offset + chunk.length - next,
-                    GrantValidation.isDigest(subchunk.sha256)
-                else { throw .invalidResponse("the subchunks of chunk \(entry.index) do not cover it") }
-                next += subchunk.length
-            }
-            guard next == chunk.offset + chunk.length else {
-                throw .invalidResponse("the subchunks of chunk \(entry.index) do not cover it")
-            }
+            try GrantValidation.validateCover(
+                entry.subchunks, of: chunk.offset..<(chunk.offset + chunk.length), chunking: chunking
+            ) { reason in "the subchunks of chunk \(entry.index) are invalid: \(reason)" }
             return entry.subchunks
         }
     }
