@@ -277,15 +277,16 @@ final class FileFetcher: Sendable {
     ) async throws -> SegmentOutcome {
         let request = handler.request
         var headers = [
-            "Authorization": "Bearer \(request.token)", "Accept-Encoding": "identity", "Range": "bytes=\(first)-\(last)",
+            "Authorization": "Bearer \(request.token)", "Accept-Encoding": "identity",
+            "Range": "bytes=\(first)-\(last)",
         ]
         if let entityTag { headers["If-Range"] = entityTag }
         return try await transport.get(request.url, headers: headers, into: handler, first: first, last: last)
     }
 }
 
-/// Sends one ranged GET and feeds its answer to a ``TransferHandler``: ``TransferHandler/begin(first:last:continuation:)``
-/// before the request, ``TransferHandler/receive(_:response:)`` for each piece of the body, in order and one at a
+/// Sends one ranged GET and feeds its answer to a ``TransferHandler``:
+/// ``TransferHandler/begin(first:last:continuation:)`` before the request, ``TransferHandler/receive(_:response:)`` for each piece of the body, in order and one at a
 /// time (`false` cancels the request), then ``TransferHandler/complete(response:error:)`` once, whose continuation
 /// gives the outcome. Cancelling the calling task cancels the request at once.
 protocol SegmentTransport: Sendable {

@@ -64,7 +64,8 @@ enum ChunkIndex {
     /// of its own (a ``ChunkSource/length`` of `Int64.max` reads to the end of the file); `nil` when this client
     /// does not cut with `parameters`. A range that cannot be read is indexed as far as it was read.
     static func build(
-        ranges sources: [ChunkSource], in directory: URL, parameters: ChunkingParameters, fileSystem: any KioskFileSystem
+        ranges sources: [ChunkSource], in directory: URL, parameters: ChunkingParameters,
+        fileSystem: any KioskFileSystem
     ) throws -> [String: ChunkSource]? {
         guard ContentDefinedChunker(parameters) != nil else { return nil }
         var index: [String: ChunkSource] = [:]

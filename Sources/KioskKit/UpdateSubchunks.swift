@@ -89,7 +89,8 @@ struct ChunkAssembly: ~Copyable {
             }
             done += count
         }
-        return Self.sha256(UnsafeRawBufferPointer(rebasing: buffer[position..<(position + length)])) == sha256.lowercased()
+        let bytes = UnsafeRawBufferPointer(rebasing: buffer[position..<(position + length)])
+        return Self.sha256(bytes) == sha256.lowercased()
     }
 
     /// Places fetched `bytes` `at` bytes into the chunk.
@@ -139,7 +140,8 @@ extension DownloadEngine {
         // The installed chunks the new version has nowhere: where the unchanged parts of changed chunks are.
         var used = Set(grant.files.map { $0.sha256.lowercased() })
         for file in grant.files { for chunk in file.chunks ?? [] { used.insert(chunk.sha256.lowercased()) } }
-        let orphans = index.filter { !used.contains($0.key) }.values.sorted { ($0.path, $0.offset) < ($1.path, $1.offset) }
+        let orphans = index.filter { !used.contains($0.key) }.values
+            .sorted { ($0.path, $0.offset) < ($1.path, $1.offset) }
         guard !orphans.isEmpty,
             let local = try ChunkIndex.build(
                 ranges: orphans, in: installed.directory, parameters: subchunking, fileSystem: fileSystem),

@@ -144,8 +144,10 @@ public struct KioskHTTPServer: Sendable {
             chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout,
             faults: faults, now: now
         ).register(on: router)
-        SubchunkRoutes(access: contentAccess, subchunks: SubchunkService(access: contentAccess, cache: SubchunkCache()), metrics: metrics)
-            .register(on: router)
+        SubchunkRoutes(
+            access: contentAccess, subchunks: SubchunkService(access: contentAccess, cache: SubchunkCache()),
+            metrics: metrics
+        ).register(on: router)
         if let faults = configuration.faults {
             logger.warning(
                 "fault injection is on: content responses may fail on purpose",
