@@ -71,6 +71,8 @@ let package = Package(
                 .product(
                     name: "AsyncHTTPClient", package: "async-http-client",
                     condition: .when(platforms: [.linux], traits: ["Server"])),
+                .product(
+                    name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["Server"])),
             ]
         ),
         .executableTarget(

@@ -56,12 +56,15 @@ struct Download: Sendable {
         progress.bytesReused += (stored.reusedBytes[path] ?? 0) - before
     }
 
-    /// Applies a checkpoint of the engine: its changes, a verified file counted by the machine, and the size the
-    /// grant gives.
+    /// Applies a checkpoint of the engine: its changes, a verified file or chunk counted by the machine, and the size
+    /// the grant gives.
     mutating func apply(checkpoint changes: [DownloadChange]) {
         for change in changes {
             apply(change)
-            if case .verified = change { machine.fileVerified() }
+            switch change {
+            case .verified, .chunkVerified: machine.verified()
+            default: break
+            }
         }
         if let total = stored.grant?.totalLength { progress.bytesExpected = total }
     }

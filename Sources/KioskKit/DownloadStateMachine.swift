@@ -47,9 +47,10 @@ public struct DownloadStateMachine: Sendable, Hashable {
     public private(set) var attempt: Int
     /// How many transient failures in a row are retried before the download fails.
     public let maximumAttempts: Int
-    /// Grant renewals since the transfer started or last verified a file (not journaled: a transfer starts at 0).
+    /// Grant renewals since the transfer started or last verified bytes, a file or a chunk of one (not journaled: a
+    /// transfer starts at 0).
     public private(set) var renewalsWithoutProgress = 0
-    /// How many grant renewals in a row, with no file verified between them, a transfer asks for: the next need of
+    /// How many grant renewals in a row, with nothing verified between them, a transfer asks for: the next need of
     /// a grant is a transfer failure (``transferFailed(_:now:policy:random:)``).
     public static let maximumRenewalsWithoutProgress = 4
 
@@ -102,14 +103,15 @@ public struct DownloadStateMachine: Sendable, Hashable {
         if case .active = state { attempt = 0 }
     }
 
-    /// The transfer verified a file: the grant renewals start over. Valid only while active.
-    public mutating func fileVerified() {
+    /// The transfer verified bytes (a file, or a chunk of one): the grant renewals start over. Valid only while
+    /// active.
+    public mutating func verified() {
         if case .active = state { renewalsWithoutProgress = 0 }
     }
 
     /// The transfer stopped because it needs a new grant while active (`reason`: the token expired, the version is
-    /// gone, or bytes did not match the grant). Up to ``maximumRenewalsWithoutProgress`` renewals in a row without a
-    /// file verified → ``Action/renewGrant`` (still `active`); one more is the transfer failure `reason`
+    /// gone, or bytes did not match the grant). Up to ``maximumRenewalsWithoutProgress`` renewals in a row with nothing
+    /// verified → ``Action/renewGrant`` (still `active`); one more is the transfer failure `reason`
     /// (``transferFailed(_:now:policy:random:)``: a retry after a backoff, or `failed`).
     public mutating func grantNeeded(
         _ reason: KioskError, now: Date, policy: RetryPolicy,

@@ -189,7 +189,7 @@ final class FileFetcher: Sendable {
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> FetchOutcome {
         let handler = try TransferHandler(
-            request: request, hasher: hasher, writerFactory: writerFactory,
+            request: request, hasher: hasher, writerFactory: writerFactory, delivery: transport.delivery,
             progress: progress)
         var entityTag = request.entityTag
         var restarted = false
@@ -238,7 +238,7 @@ final class FileFetcher: Sendable {
     ) async throws {
         let handler = TransferHandler(
             request: request, hasher: nil, writer: OffsetWriter(file, at: request.offset),
-            writerFactory: writerFactory, blocks: blocks, progress: { _ in })
+            writerFactory: writerFactory, delivery: transport.delivery, blocks: blocks, progress: { _ in })
         do {
             for range in Self.segments(from: request.offset, to: request.rangeEnd, size: segmentSize) {
                 var first = range.lowerBound
@@ -290,6 +290,9 @@ final class FileFetcher: Sendable {
 /// time (`false` cancels the request), then ``TransferHandler/complete(response:error:)`` once, whose continuation
 /// gives the outcome. Cancelling the calling task cancels the request at once.
 protocol SegmentTransport: Sendable {
+    /// How the transport hands the body's pieces to the handlers it is given.
+    var delivery: BodyDelivery { get }
+
     /// Sends `GET url` with `headers` through `handler`, for the bytes `first...last`.
     func get(
         _ url: URL, headers: [String: String], into handler: TransferHandler, first: Int64, last: Int64
@@ -302,6 +305,7 @@ protocol SegmentTransport: Sendable {
 /// Content through a URLSession whose serial delegate queue calls the handlers.
 final class URLSessionSegmentTransport: SegmentTransport {
     let session: URLSession
+    let delivery = BodyDelivery.queued
     private let router: TransferRouter
 
     /// A session that opens at most `maximumConnections` connections to a host, made from `sessionConfiguration`
@@ -378,6 +382,17 @@ final class SegmentStart: Sendable {
     }
 }
 
+/// How a ``SegmentTransport`` hands over the pieces of a body, which decides how a ``TransferHandler`` takes them.
+enum BodyDelivery: Sendable {
+    /// On a queue that must not wait for the disk, with no back-pressure (URLSession's delegate queue): each piece
+    /// is copied into a block, and full blocks are written and hashed on the transfer's I/O queue.
+    case queued
+    /// On threads of the transport's own, which read nothing more from the connection until the piece is taken
+    /// (AsyncHTTPClient on the transport's own event loops): each piece is written and hashed where it arrives,
+    /// with no copy and no hand-off to another thread.
+    case inline
+}
+
 /// How one ranged request ended.
 enum SegmentOutcome: Sendable {
     /// The range arrived whole (with the response's `ETag`).
@@ -418,14 +433,17 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
 
 /// The state of one file's transfer, across its ranged requests.
 ///
-/// Pieces of the body arrive one at a time on the transport's queue (URLSession's serial delegate queue, or the
-/// serial queue of an AsyncHTTPClient request) and are copied into one of a few fixed blocks; a full
-/// block goes to the transfer's I/O queue, which writes it and hashes it at the same time (two threads), then
-/// hands the block back. Memory stays bounded (`blockCount × blockSize`) and hashing overlaps the network. A small
-/// file gets blocks of its own size (at least a page), so that the files in flight cost no more than their bytes.
+/// Pieces of the body arrive one at a time, as the transport delivers them (``BodyDelivery``). Queued (URLSession's
+/// serial delegate queue), each is copied into one of a few fixed blocks; a full block goes to the transfer's I/O
+/// queue, which writes it and hashes it at the same time (two threads), then hands the block back. Memory stays
+/// bounded (`blockCount × blockSize`) and hashing overlaps the network. A small file gets blocks of its own size
+/// (at least a page), so that the files in flight cost no more than their bytes. Inline (the AsyncHTTPClient
+/// transport's own event loops, which read no more of that connection meanwhile), each piece is written and hashed
+/// at once on the thread that brought it: no block, no copy, no hand-off.
 ///
-/// `@unchecked Sendable`: the receiving state is touched only on the transport's queue (or by `fetch` between two
-/// requests, when no callback can run), the hashing and writing state only on `ioQueue`, and what both read goes
+/// `@unchecked Sendable`: the receiving state is touched only by the thread delivering the request's pieces, one at
+/// a time (or by `fetch` between two requests, when no callback can run), the hashing and writing state only by
+/// ``take(_:)`` (on `ioQueue`, or inline on the delivering thread, which `finish` follows), and what both read goes
 /// through `Locked`.
 final class TransferHandler: @unchecked Sendable {
     private enum Mode {
@@ -447,6 +465,7 @@ final class TransferHandler: @unchecked Sendable {
 
     let request: FetchRequest
     let writerFactory: FileWriterFactory
+    let delivery: BodyDelivery
     let progress: @Sendable (Int64) -> Void
 
     // Delegate queue state (one request at a time).
@@ -471,38 +490,47 @@ final class TransferHandler: @unchecked Sendable {
     private var written: Int64
 
     // Shared.
-    private let blocks: TransferBlocks
+    /// `nil` for inline delivery.
+    private let blocks: TransferBlocks?
     private let freeBlocks: Locked<[UnsafeMutableRawBufferPointer]>
     private let available = DispatchSemaphore(value: TransferHandler.blockCount)
     private let ioFailure = Locked<KioskError?>(nil)
 
     convenience init(
-        request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory,
+        request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory, delivery: BodyDelivery,
         progress: @escaping @Sendable (Int64) -> Void
     ) throws(KioskError) {
         self.init(
             request: request, hasher: hasher, writer: try writerFactory.open(request.partURL, request.offset),
-            writerFactory: writerFactory, progress: progress)
+            writerFactory: writerFactory, delivery: delivery, progress: progress)
     }
 
-    /// A transfer into `writer`, which is at `request.offset` already, with `blocks` (reused from an earlier
-    /// transfer that is over) or blocks of its own; hashed with `hasher` (none when `nil`).
+    /// A transfer into `writer`, which is at `request.offset` already, with pieces delivered as `delivery` says:
+    /// queued, through `blocks` (reused from an earlier transfer that is over) or blocks of its own. Hashed with
+    /// `hasher` (none when `nil`).
     init(
         request: FetchRequest, hasher: SHA256?, writer: any PartFileWriter, writerFactory: FileWriterFactory,
-        blocks: TransferBlocks? = nil, progress: @escaping @Sendable (Int64) -> Void
+        delivery: BodyDelivery, blocks: TransferBlocks? = nil, progress: @escaping @Sendable (Int64) -> Void
     ) {
         self.request = request
         self.hasher = hasher
         self.writerFactory = writerFactory
+        self.delivery = delivery
         self.progress = progress
         self.received = request.offset
         self.written = request.offset
         self.writer = writer
-        let blocks =
-            blocks
-            ?? TransferBlocks(size: Int(min(Int64(Self.blockSize), max(4096, request.rangeEnd - request.offset))))
-        self.blocks = blocks
-        self.freeBlocks = Locked(blocks.buffers)
+        switch delivery {
+        case .queued:
+            let blocks =
+                blocks
+                ?? TransferBlocks(size: Int(min(Int64(Self.blockSize), max(4096, request.rangeEnd - request.offset))))
+            self.blocks = blocks
+            self.freeBlocks = Locked(blocks.buffers)
+        case .inline:
+            self.blocks = nil
+            self.freeBlocks = Locked([])
+        }
     }
 
     deinit { writer?.close() }
@@ -631,6 +659,27 @@ final class TransferHandler: @unchecked Sendable {
             fail(.invalidResponse("the server sent more bytes than were asked for"))
             return false
         }
+        switch delivery {
+        case .inline:
+            take(chunk)
+            if let error = ioFailure.withLock({ $0 }) {
+                fail(error)
+                return false
+            }
+        case .queued:
+            enqueue(chunk)
+        }
+        received += Int64(chunk.count)
+        let now = DispatchTime.now().uptimeNanoseconds
+        if now &- lastProgress >= 50_000_000 {
+            lastProgress = now
+            progress(received)
+        }
+        return true
+    }
+
+    /// Copies `chunk` into blocks, handing each full one to the I/O queue.
+    private func enqueue(_ chunk: UnsafeRawBufferPointer) {
         var rest = chunk
         while !rest.isEmpty {
             if current == nil {
@@ -645,13 +694,6 @@ final class TransferHandler: @unchecked Sendable {
             rest = UnsafeRawBufferPointer(rebasing: rest[take...])
             if filled == block.count { submit() }
         }
-        received += Int64(chunk.count)
-        let now = DispatchTime.now().uptimeNanoseconds
-        if now &- lastProgress >= 50_000_000 {
-            lastProgress = now
-            progress(received)
-        }
-        return true
     }
 
     /// Hands the current block to the I/O queue: write and hash it concurrently, then free it.
@@ -666,43 +708,48 @@ final class TransferHandler: @unchecked Sendable {
                 freeBlocks.withLock { $0.append(block.buffer) }
                 available.signal()
             }
-            guard count > 0, ioFailure.withLock({ $0 }) == nil, let writer else { return }
-            let bytes = UnsafeRawBufferPointer(rebasing: block.buffer[0..<count])
-            guard let runningHash = hasher else {
-                // The writer verifies the bytes itself: write only.
-                do throws(KioskError) {
-                    try writer.write(bytes)
-                    written += Int64(count)
-                } catch {
-                    ioFailure.withLock { $0 = error }
-                }
-                return
-            }
-            let step = BlockStep(hasher: runningHash)
-            let work: @Sendable (Int) -> Void = { index in
-                let bytes = UnsafeRawBufferPointer(rebasing: block.buffer[0..<count])
-                if index == 0, let writer = self.writer {
-                    do { try writer.write(bytes) } catch {
-                        step.writeError = (error as? KioskError) ?? .fileSystem(path: "part", underlying: "\(error)")
-                    }
-                } else if index == 1 {
-                    step.hasher.update(bufferPointer: bytes)
-                }
-            }
-            // Below 64 KiB, handing half the work to another thread costs more than it saves (small files).
-            if count < Self.parallelBlockMinimum {
-                work(0)
-                work(1)
-            } else {
-                DispatchQueue.concurrentPerform(iterations: 2, execute: work)
-            }
-            if let writeError = step.writeError {
-                ioFailure.withLock { $0 = writeError }
-                return
-            }
-            hasher = step.hasher
-            written += Int64(count)
+            take(UnsafeRawBufferPointer(rebasing: block.buffer[0..<count]))
         }
+    }
+
+    /// Writes `bytes` and hashes them (at the same time, on two threads, from 64 KiB up), unless an earlier piece
+    /// failed; a failure is kept in `ioFailure`.
+    private func take(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty, ioFailure.withLock({ $0 }) == nil, let writer else { return }
+        guard let runningHash = hasher else {
+            // The writer verifies the bytes itself: write only.
+            do throws(KioskError) {
+                try writer.write(bytes)
+                written += Int64(bytes.count)
+            } catch {
+                ioFailure.withLock { $0 = error }
+            }
+            return
+        }
+        let step = BlockStep(hasher: runningHash)
+        let piece = Piece(bytes: bytes)
+        let work: @Sendable (Int) -> Void = { index in
+            if index == 0, let writer = self.writer {
+                do { try writer.write(piece.bytes) } catch {
+                    step.writeError = (error as? KioskError) ?? .fileSystem(path: "part", underlying: "\(error)")
+                }
+            } else {
+                step.hasher.update(bufferPointer: piece.bytes)
+            }
+        }
+        // Below 64 KiB, handing half the work to another thread costs more than it saves (small files).
+        if bytes.count < Self.parallelBlockMinimum {
+            work(0)
+            work(1)
+        } else {
+            DispatchQueue.concurrentPerform(iterations: 2, execute: work)
+        }
+        if let writeError = step.writeError {
+            ioFailure.withLock { $0 = writeError }
+            return
+        }
+        hasher = step.hasher
+        written += Int64(bytes.count)
     }
 
     /// The request ended.
@@ -780,4 +827,10 @@ private final class BlockStep: @unchecked Sendable {
 /// block at a time; ownership passes through the free list and its semaphore.
 private struct Block: @unchecked Sendable {
     let buffer: UnsafeMutableRawBufferPointer
+}
+
+/// Bytes written and hashed on two threads at once. `@unchecked Sendable`: both only read them, and their owner
+/// waits for both before the memory is reused.
+private struct Piece: @unchecked Sendable {
+    let bytes: UnsafeRawBufferPointer
 }

@@ -5,6 +5,11 @@ import Testing
 
 @testable import KioskKit
 
+#if canImport(AsyncHTTPClient) && os(Linux)
+    import NIOCore
+    import NIOPosix
+#endif
+
 /// KioskKit and `kiosk` against a hostile server: grants with bad URLs, answers that never end or inflate without
 /// bound, text with terminal escape sequences, links planted in the cache. Where the flaw could trap or exhaust the
 /// process, the built `kiosk` tool runs in a child process and its exit, signal and peak memory are checked.
@@ -299,6 +304,60 @@ struct HostileServerTests {
         #expect(server.requests == ["GET /content.bin", "GET /content.bin"])
     }
 
+    /// Through AsyncHTTPClient, each piece of a chunk's range is written where it arrives: on the event loop that
+    /// read it, one of the transport's own (not the process-wide singleton's), with no copy into blocks and no
+    /// hand-off to another thread. URLSession's pieces go through blocks to the transfer's I/O queue. Both give the
+    /// exact bytes, in requests of at most the segment size.
+    @Test func theNIOTransportWritesEachPieceOnItsOwnEventLoop() async throws {
+        #if canImport(AsyncHTTPClient) && os(Linux)
+            let body = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 11) })
+            let server = try HostileHTTPServer { request in
+                let range = request.headers.first { $0.0.lowercased() == "range" }?.1 ?? ""
+                let bounds = range.dropFirst("bytes=".count).split(separator: "-").compactMap { Int($0) }
+                guard bounds.count == 2 else { return .json(416, "{}") }
+                return .complete(
+                    status: 206,
+                    headers: [
+                        ("Content-Type", "application/octet-stream"),
+                        ("Content-Range", "bytes \(bounds[0])-\(bounds[1])/\(body.count)"),
+                    ],
+                    body: body[bounds[0]...bounds[1]])
+            }
+            defer { server.stop() }
+            let folder = Self.scratch()
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let nio = NIOSegmentTransport(timeout: 5, maximumConnections: 2)
+            #expect(nio.delivery == .inline)
+            let urlSession = URLSessionSegmentTransport(timeout: 5, maximumConnections: 2, sessionConfiguration: nil)
+            #expect(urlSession.delivery == .queued)
+            for (transport, onLoop) in [(nio as any SegmentTransport, true), (urlSession, false)] {
+                let part = folder.appendingPathComponent("content-\(onLoop).bin.part")
+                let writes = Locked((onTheLoop: 0, elsewhere: 0))
+                let writer = WriterOnThread(try POSIXPartFileWriter(url: part, truncatingTo: 0)) {
+                    let loop = MultiThreadedEventLoopGroup.currentEventLoop
+                    let ours = loop.map { loop in nio.group.makeIterator().contains { $0 === loop } } ?? false
+                    writes.withLock { ours ? ($0.onTheLoop += 1) : ($0.elsewhere += 1) }
+                }
+                let request = FetchRequest(
+                    url: server.baseURL.appendingPathComponent("content.bin"), token: "t", offset: 0,
+                    expectedLength: Int64(body.count), partURL: part)
+                try await FileFetcher(transport: transport, writerFactory: .posix)
+                    .fetchRange(request, into: writer, blocks: TransferBlocks(size: 256 << 10), segmentSize: 1 << 20)
+                writer.close()
+                #expect(try Data(contentsOf: part) == body)
+                let counted = writes.withLock { $0 }
+                if onLoop {
+                    #expect(counted.onTheLoop > 0 && counted.elsewhere == 0, "\(counted)")
+                } else {
+                    #expect(counted.onTheLoop == 0 && counted.elsewhere > 0, "\(counted)")
+                }
+                transport.invalidate()
+            }
+            #expect(server.requests.count == 6)
+        #endif
+    }
+
     // MARK: - #9: cancellation of in-flight requests
 
     @Test func cancellingTheCallerCancelsAJSONRequestAtOnce() async throws {
@@ -434,4 +493,29 @@ struct HostileServerTests {
             #expect(try Data(contentsOf: victimFile) == original)
         }
     }
+}
+
+/// A positional writer that calls `observe` on the thread of each write, then writes through `base`.
+private final class WriterOnThread: PositionalPartFileWriter {
+    let base: POSIXPartFileWriter
+    let observe: @Sendable () -> Void
+
+    init(_ base: POSIXPartFileWriter, observe: @escaping @Sendable () -> Void) {
+        self.base = base
+        self.observe = observe
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(KioskError) {
+        observe()
+        try base.write(bytes)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskError) {
+        observe()
+        try base.write(bytes, at: offset)
+    }
+
+    func synchronize() throws(KioskError) { try base.synchronize() }
+
+    func close() { base.close() }
 }

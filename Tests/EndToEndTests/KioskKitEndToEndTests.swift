@@ -165,7 +165,7 @@ struct KioskKitEndToEndTests {
         try await TestServer.with(configure: { $0.grantLifetime = .seconds(1) }) { server in
             let (hashes, _) = try await publishBig(server, files: 4, mebibytes: 4)
             let purchase = try await server.buy(Self.big)
-            let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.25))
+            let client = try await makeClient(server, writer: TestWriter.factory(delay: 0.02))
             try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
             try await Support.eventually("some progress") {
                 (await client.download(for: Self.big)?.progress.bytesWritten ?? 0) > 0

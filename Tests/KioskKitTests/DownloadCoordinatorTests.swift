@@ -221,11 +221,15 @@ struct DownloadCoordinatorTests {
         #expect(executor.coordinator.downloads[id]?.state == .failed(expired))
     }
 
-    @Test func aVerifiedFileStartsTheRenewalsOverAndSoDoesANewTransfer() {
+    @Test func aVerifiedFileOrChunkStartsTheRenewalsOverAndSoDoesANewTransfer() {
         var executor = executor()
         let id = executor.enqueue("p1")
         for _ in 0..<4 { _ = grantNeeded(.refused(expired), id, &executor) }
         executor.run(executor.coordinator.checkpoint(id, [.verified(path: "a.bin")]).1)
+        #expect(executor.coordinator.downloads[id]?.machine.renewalsWithoutProgress == 0)
+        // A verified chunk is progress too: a large file whose chunks keep coming between renewals goes on.
+        for _ in 0..<4 { _ = grantNeeded(.refused(expired), id, &executor) }
+        executor.run(executor.coordinator.checkpoint(id, [.chunkVerified(path: "c.bin", index: 0)]).1)
         #expect(executor.coordinator.downloads[id]?.machine.renewalsWithoutProgress == 0)
         for _ in 0..<4 { #expect(grantNeeded(.refused(expired), id, &executor) == ["renew p1"]) }
         // A mismatch past the limit is a transient failure: a retry after a backoff, whose transfer starts over.

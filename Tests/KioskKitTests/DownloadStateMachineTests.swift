@@ -28,7 +28,7 @@ struct DownloadStateMachineTests {
             #expect(m.grantNeeded(expired, now: now, policy: policy) == .renewGrant)
             #expect(m.state == .active && m.renewalsWithoutProgress == renewal)
         }
-        m.fileVerified()
+        m.verified()
         #expect(m.renewalsWithoutProgress == 0)
         for _ in 0..<4 { _ = m.grantNeeded(expired, now: now, policy: policy) }
         #expect(m.grantNeeded(expired, now: now, policy: policy) == .reportFailure(expired))
