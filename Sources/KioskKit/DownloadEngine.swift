@@ -476,6 +476,9 @@ struct DownloadEngine: Sendable {
             maximumLength: ChunkPlan.runLength(pendingBytes: pendingBytes, lanes: lanes))
         let shared = UnsyncedFile(shared: writer)
         let cursor = Locked(runs.makeIterator())
+        // A lane whose grant stopped opening content (token expired, version gone) takes no new run, nor do the
+        // others; the runs in flight finish, and then the need for a grant ends the transfer.
+        let grantRefusal = Locked<KioskError?>(nil)
         let verified = Locked((indexes: [Int](), bytes: Int64(0)))
         let rangeBlocks = self.rangeBlocks
         let receivedAt = job.grantReceivedAt
@@ -484,13 +487,18 @@ struct DownloadEngine: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<lanes {
                     group.addTask {
-                        while let run = cursor.withLock({ $0.next() }) {
+                        while grantRefusal.withLock({ $0 == nil }), let run = cursor.withLock({ $0.next() }) {
                             // A run in one request, each chunk verified and journaled as its last byte is
                             // written; a chunk that does not match is fetched again on its own.
                             var queue = [run]
                             while let next = queue.popLast() {
                                 try Task.checkCancellation()
-                                try GrantValidation.requireTrusted(grant, receivedAt: receivedAt)
+                                do throws(KioskError) {
+                                    try GrantValidation.requireTrusted(grant, receivedAt: receivedAt)
+                                } catch {
+                                    grantRefusal.withLock { $0 = $0 ?? error }
+                                    return
+                                }
                                 let first = chunks[next[0]]
                                 let last = chunks[next[next.count - 1]]
                                 let (completions, completion) = AsyncStream.makeStream(
@@ -527,13 +535,22 @@ struct DownloadEngine: Sendable {
                                     await hooks.checkpoint([.chunkVerified(path: file.path, index: index)], nil, shared)
                                 }
                                 // The chunks completed before a failure are verified above; then it ends the lane.
-                                if let failure = await transfer { throw failure }
+                                switch await transfer {
+                                case nil:
+                                    break
+                                case let refusal as KioskError where refusal.needsNewGrant:
+                                    grantRefusal.withLock { $0 = $0 ?? refusal }
+                                    return
+                                case let failure?:
+                                    throw failure
+                                }
                             }
                         }
                     }
                 }
                 try await group.waitForAll()
             }
+            if let refusal = grantRefusal.withLock({ $0 }) { throw refusal }
         } catch {
             failure = error
         }

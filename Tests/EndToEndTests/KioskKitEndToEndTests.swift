@@ -179,6 +179,30 @@ struct KioskKitEndToEndTests {
         }
     }
 
+    /// One large file fetched by chunks on 4 connections outlives its 1 s token many times over: each expiry stops
+    /// new requests, lets the chunks in flight finish, and renews the grant. The chunks verified between renewals
+    /// are progress, so the renewals never run out (4 in a row with nothing verified fail the transfer).
+    @Test func aLargeFileOutlivingItsTokenManyTimesFinishes() async throws {
+        // Every response at 8 MiB/s: a chunk (4 MiB at most) fits in a token's second, the file takes over 7 s.
+        let throttle = try FaultSpec(parsing: "throttle=8MiB/s")
+        try await TestServer.with(configure: {
+            $0.grantLifetime = .seconds(1)
+            $0.faults = .spec(throttle)
+        }) { server in
+            let (hashes, _) = try await publishBig(server, files: 1, mebibytes: 224)
+            let purchase = try await server.buy(Self.big)
+            let client = try await makeClient(server)
+            let start = ContinuousClock.now
+            try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            let content = try await client.waitUntilInstalled(productID: Self.big)
+            try Support.expectInstalled(content, hashes: hashes)
+            let elapsed = ContinuousClock.now - start
+            print("224 MiB at 4 x 8 MiB/s with a 1 s token: \(elapsed)")
+            #expect(elapsed > .seconds(6))  // 6 grants at least: 5 renewals, more than 4 in a row
+            await client.close()
+        }
+    }
+
     @Test func contentChangingMidDownloadEndsWithTheNewVersion() async throws {
         try await TestServer.with { server in
             let (_, data) = try await publishBig(server, files: 3, mebibytes: 4)
