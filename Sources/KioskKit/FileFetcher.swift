@@ -225,15 +225,15 @@ final class FileFetcher: Sendable {
     }
 
     /// Fetches the range `request.offset ..< request.rangeEnd` into `file` at the same offsets (in requests of at
-    /// most `segmentSize`, so that memory stays bounded), through `blocks` (not used by another transfer
-    /// meanwhile). Nothing is hashed here: `file` verifies what it receives (``SegmentSplitter`` hashes each chunk
+    /// most `segmentSize`, so that memory stays bounded), through `blocks` when the transport's pieces are queued
+    /// (not used by another transfer meanwhile; blocks of its own when `nil`). Nothing is hashed here: `file` verifies what it receives (``SegmentSplitter`` hashes each chunk
     /// or file of the range on its own). A request whose connection breaks after bringing some bytes goes on from
     /// the next byte; one that brought none throws.
     ///
     /// - Throws: as ``fetch(_:hasher:entityTagSeen:progress:)``; ``KioskError/invalidResponse(_:)`` when the
     ///   server answers a range with the whole file.
     func fetchRange(
-        _ request: FetchRequest, into file: any PositionalPartFileWriter, blocks: TransferBlocks,
+        _ request: FetchRequest, into file: any PositionalPartFileWriter, blocks: TransferBlocks?,
         segmentSize: Int64 = FileFetcher.segmentSize
     ) async throws {
         let handler = TransferHandler(

@@ -132,9 +132,10 @@ extension DownloadEngine {
             let fetcher = self.fetcher
             do {
                 try await budget.withPermit {
-                    // At most one block set per permit: memory does not grow with the requests waiting.
-                    let blocks = pool.take()
-                    defer { pool.give(blocks) }
+                    // At most one block set per permit: memory does not grow with the requests waiting. A transport
+                    // that delivers inline needs none.
+                    let blocks = fetcher.transport.delivery == .queued ? pool.take() : nil
+                    defer { if let blocks { pool.give(blocks) } }
                     try await fetcher.fetchRange(request, into: splitter, blocks: blocks, segmentSize: requestLength)
                 }
             } catch {

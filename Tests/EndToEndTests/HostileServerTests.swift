@@ -343,7 +343,7 @@ struct HostileServerTests {
                     url: server.baseURL.appendingPathComponent("content.bin"), token: "t", offset: 0,
                     expectedLength: Int64(body.count), partURL: part)
                 try await FileFetcher(transport: transport, writerFactory: .posix)
-                    .fetchRange(request, into: writer, blocks: TransferBlocks(size: 256 << 10), segmentSize: 1 << 20)
+                    .fetchRange(request, into: writer, blocks: nil, segmentSize: 1 << 20)
                 writer.close()
                 #expect(try Data(contentsOf: part) == body)
                 let counted = writes.withLock { $0 }
