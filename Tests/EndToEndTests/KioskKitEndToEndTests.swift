@@ -179,17 +179,18 @@ struct KioskKitEndToEndTests {
         }
     }
 
-    /// One large file fetched by chunks on 4 connections outlives its 1 s token many times over: each expiry stops
-    /// new requests, lets the chunks in flight finish, and renews the grant. The chunks verified between renewals
-    /// are progress, so the renewals never run out (4 in a row with nothing verified fail the transfer).
+    /// One large file fetched by chunks on 4 connections outlives its token many times over: each expiry stops new
+    /// requests, lets the chunks in flight finish, and renews the grant. The chunks verified between renewals are
+    /// progress, so the renewals never run out (4 in a row with nothing verified fail the transfer).
     @Test func aLargeFileOutlivingItsTokenManyTimesFinishes() async throws {
-        // Every response at 8 MiB/s: a chunk (4 MiB at most) fits in a token's second, the file takes over 7 s.
+        // Every response at 8 MiB/s: a chunk (4 MiB at most) takes 0.5 s, and a token opens content for 1 to 2 s
+        // (its expiry is in whole seconds); the file takes over 10 s, so more than 5 grants.
         let throttle = try FaultSpec(parsing: "throttle=8MiB/s")
         try await TestServer.with(configure: {
-            $0.grantLifetime = .seconds(1)
+            $0.grantLifetime = .seconds(2)
             $0.faults = .spec(throttle)
         }) { server in
-            let (hashes, _) = try await publishBig(server, files: 1, mebibytes: 224)
+            let (hashes, _) = try await publishBig(server, files: 1, mebibytes: 352)
             let purchase = try await server.buy(Self.big)
             let client = try await makeClient(server)
             let start = ContinuousClock.now
@@ -197,8 +198,8 @@ struct KioskKitEndToEndTests {
             let content = try await client.waitUntilInstalled(productID: Self.big)
             try Support.expectInstalled(content, hashes: hashes)
             let elapsed = ContinuousClock.now - start
-            print("224 MiB at 4 x 8 MiB/s with a 1 s token: \(elapsed)")
-            #expect(elapsed > .seconds(6))  // 6 grants at least: 5 renewals, more than 4 in a row
+            print("352 MiB at 4 x 8 MiB/s with a 2 s token: \(elapsed)")
+            #expect(elapsed > .seconds(10))  // 6 grants at least: 5 renewals, more than 4 in a row
             await client.close()
         }
     }
