@@ -155,20 +155,25 @@ struct ChunkedDownloadEndToEndTests {
             let verified = try #require(snapshot.downloads.first?.verifiedChunks[Self.path])
             let verifiedBytes = verified.reduce(Int64(0)) { $0 + chunks[$1].length }
             #expect(verifiedBytes > Int64(data.count / 3) && verified.count < chunks.count)
-            let sentBefore = try await Support.settledBytesSent(server)
-
-            let fileSystem = CountingFileSystem()
-            let second = try await makeClient(server.baseURL, root: root, fileSystem: fileSystem)
-            let content = try await second.waitUntilInstalled(productID: Self.product)
-            #expect(try Data(contentsOf: content.url(for: Self.path)) == data)
-            // Only the chunks not verified were fetched (whole), and no verified byte was read back to be hashed:
-            // what the second client read is its journal.
-            #expect(server.contentBytesSent - sentBefore == Int64(data.count) - verifiedBytes)
-            #expect(
-                fileSystem.bytesRead < 256 << 10,
-                "read back \(fileSystem.bytesRead) bytes; \(verifiedBytes) were verified")
-            await second.close()
+            try await expectResumeFetchesOnlyTheRest(server, root: root, data: data, verifiedBytes: verifiedBytes)
         }
+    }
+
+    /// Resumes the download in `root` with a new client: only the chunks not verified are fetched (whole), and no
+    /// verified byte is read back to be hashed (what the client reads is its journal).
+    func expectResumeFetchesOnlyTheRest(
+        _ server: TestServer, root: URL, data: Data, verifiedBytes: Int64
+    ) async throws {
+        let sentBefore = try await Support.settledBytesSent(server)
+        let fileSystem = CountingFileSystem()
+        let client = try await makeClient(server.baseURL, root: root, fileSystem: fileSystem)
+        let content = try await client.waitUntilInstalled(productID: Self.product)
+        #expect(try Data(contentsOf: content.url(for: Self.path)) == data)
+        #expect(server.contentBytesSent - sentBefore == Int64(data.count) - verifiedBytes)
+        #expect(
+            fileSystem.bytesRead < 256 << 10,
+            "read back \(fileSystem.bytesRead) bytes; \(verifiedBytes) were verified")
+        await client.close()
     }
 
     /// `kill -9` of `kiosk get` while 4 runs of the file's chunks are in flight: every chunk the journal calls
@@ -201,23 +206,15 @@ struct ChunkedDownloadEndToEndTests {
             }
             let verifiedBytes = verified.reduce(Int64(0)) { $0 + chunks[$1].length }
             #expect(verifiedBytes > 0 && verified.count < chunks.count)
-            print("kill with \(sentAtKill) bytes sent: \(verified.count) of \(chunks.count) chunks verified,",
+            print(
+                "kill with \(sentAtKill) bytes sent: \(verified.count) of \(chunks.count) chunks verified,",
                 "\(sentAtKill - verifiedBytes) bytes in flight lost")
             // Lost at most: the chunk each of the 4 runs was in, and what the journal's last 50 ms and the sockets
             // held (4 MiB, at 32 MiB/s).
             let largest = chunks.map(\.length).max() ?? 0
             #expect(sentAtKill - verifiedBytes <= 4 * largest + Int64(4 << 20))
-
-            let sentBefore = try await Support.settledBytesSent(server)
-            let fileSystem = CountingFileSystem()
-            let resumed = try await makeClient(server.baseURL, root: cache, fileSystem: fileSystem)
-            let content = try await resumed.waitUntilInstalled(productID: Self.product)
-            #expect(try Data(contentsOf: content.url(for: Self.path)) == data)
-            #expect(server.contentBytesSent - sentBefore == Int64(data.count) - verifiedBytes)
-            #expect(
-                fileSystem.bytesRead < 256 << 10,
-                "read back \(fileSystem.bytesRead) bytes; \(verifiedBytes) were verified")
-            await resumed.close()
+            try await expectResumeFetchesOnlyTheRest(
+                server, root: cache, data: data, verifiedBytes: verifiedBytes)
         }
     }
 }
