@@ -878,7 +878,8 @@ public actor KioskClient {
             },
             verifying: { [weak self] in await self?.enterVerifying(id) ?? false },
             integrityVerdict: { [weak self] failure in await self?.integrityFailed(id, failure) ?? .stop })
-        transfers[id] = Task { [weak self] in
+        // Off the cooperative pool: a transfer waits for the disk (TransferExecutor).
+        transfers[id] = Task.transfer { [weak self] in
             let result: Result<InstalledContent, any Error>
             do {
                 result = .success(try await engine.run(work, renewingGrant: renewingGrant, hooks: hooks))

@@ -1,8 +1,9 @@
 import Foundation
 import KioskCore
-import KioskKit
 import KioskServer
 import Testing
+
+@testable import KioskKit
 
 /// KioskKit against the real server on an ephemeral loopback port.
 @Suite("KioskKit end to end", .serialized, .timeLimit(.minutes(3)))
@@ -14,10 +15,12 @@ struct KioskKitEndToEndTests {
 
     /// A client on a fresh cache root with fast retries.
     func makeClient(_ server: TestServer, root: URL? = nil,
-                    writer: FileWriterFactory = .posix) async throws -> KioskClient {
+                    writer: FileWriterFactory = .posix,
+                    fileSystem: (any KioskFileSystem)? = nil) async throws -> KioskClient {
         var configuration = KioskClient.Configuration()
         configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
         configuration.fileWriterFactory = writer
+        if let fileSystem { configuration.fileSystem = fileSystem }
         return try await KioskClient(
             serverURL: server.baseURL, cacheRoot: root ?? server.makeScratchDirectory(), configuration: configuration)
     }
@@ -262,6 +265,33 @@ struct KioskKitEndToEndTests {
             try Support.expectInstalled(content, hashes: hashes)
             // The damaged file was downloaded again from its first byte.
             #expect(server.contentBytesSent - sentBefore > Int64(12 << 20))
+            await client.close()
+        }
+    }
+
+    /// A part fetched whole is hashed again when its download resumes (12 MiB stopped at 5): that read and hash run
+    /// on KioskKit's transfer queue, not on Swift's cooperative pool, which a wait on the disk would hold up.
+    @Test func aPartHashedAgainOnResumeIsReadOffTheCooperativePool() async throws {
+        guard #available(macOS 15, iOS 18, tvOS 18, visionOS 2, *) else { return }
+        try await TestServer.with { server in
+            let (hashes, _) = try await publishBig(server, files: 1, mebibytes: 12)
+            let purchase = try await server.buy(Self.big)
+            let disk = SimulatedDisk(capacity: 5 << 20)
+            let fileSystem = CountingFileSystem()
+            let client = try await makeClient(
+                server, writer: TestWriter.factory(disk: disk, appendOnly: true), fileSystem: fileSystem)
+            try await client.enqueue(productID: Self.big, receipt: purchase.receiptData)
+            try await Support.eventually("the pause at 5 MiB") {
+                await client.download(for: Self.big)?.state == .paused(.insufficientStorage)
+            }
+            disk.free()
+            fileSystem.reset()
+            try await client.resume(Self.big)
+            let content = try await client.waitUntilInstalled(productID: Self.big)
+            try Support.expectInstalled(content, hashes: hashes)
+            #expect(fileSystem.bytesRead >= 5 << 20)
+            let reads = fileSystem.reads
+            #expect(reads.onTransferExecutor >= 5 && reads.elsewhere == 0, "\(reads)")
             await client.close()
         }
     }

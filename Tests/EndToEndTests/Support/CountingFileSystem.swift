@@ -14,6 +14,7 @@ final class CountingFileSystem: KioskFileSystem {
     private let real = POSIXFileSystem()
     private let counts = Locked<[Call: Int]>([:])
     private let readBytes = Locked<Int64>(0)
+    private let readPlaces = Locked((onTransferExecutor: 0, elsewhere: 0))
     /// Called before each file fsync (not a folder's): a test may block there to hold the journal's writer.
     let beforeSynchronize = Locked<(@Sendable () -> Void)?>(nil)
 
@@ -29,15 +30,22 @@ final class CountingFileSystem: KioskFileSystem {
     /// The bytes read back from files so far (what re-hashing a part or a staged file costs).
     var bytesRead: Int64 { readBytes.withLock { $0 } }
 
+    /// The reads so far on ``TransferExecutor``'s queue, and elsewhere (the cooperative pool, or another thread).
+    var reads: (onTransferExecutor: Int, elsewhere: Int) { readPlaces.withLock { $0 } }
+
     func reset() {
         counts.withLock { $0 = [:] }
         readBytes.withLock { $0 = 0 }
+        readPlaces.withLock { $0 = (0, 0) }
     }
 
     fileprivate func note(_ call: Call) { counts.withLock { $0[call, default: 0] += 1 } }
 
     fileprivate func noteRead(_ count: Int) -> Int {
         readBytes.withLock { $0 += Int64(max(0, count)) }
+        var onExecutor = false
+        if #available(macOS 15, iOS 18, tvOS 18, visionOS 2, *) { onExecutor = TransferExecutor.isCurrent }
+        readPlaces.withLock { onExecutor ? ($0.onTransferExecutor += 1) : ($0.elsewhere += 1) }
         return count
     }
 
