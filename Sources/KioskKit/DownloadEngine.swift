@@ -144,6 +144,8 @@ struct DownloadEngine: Sendable {
     var usesPacks = true
     /// The transfer blocks of chunk requests, reused from chunk to chunk (see ``TransferBlocks``).
     let rangeBlocks = BlockPool()
+    /// Chunks an earlier transfer cut short, resumed from their next byte by the next one.
+    let resumePoints = ChunkResumePoints()
     /// The transfer blocks of pack runs: smaller, because a run's files are written, verified and journaled as
     /// each block is written, so a run cut short on a slow link keeps all but its last block's files.
     let packBlocks = BlockPool(blockSize: PackPlan.blockSize)
@@ -471,9 +473,20 @@ struct DownloadEngine: Sendable {
         let pending = ChunkPlan.pending(chunkCount: chunks.count, verified: job.verifiedChunks)
         let lanes = ChunkPlan.lanes(pending: pending.count, perFile: connectionsPerFile, budget: budget.limit)
         let pendingBytes = pending.reduce(Int64(0)) { $0 + chunks[$1].length }
+        // Chunks an earlier transfer cut short go on from their next byte, each at the start of a run.
+        let resumePoints = self.resumePoints
+        let key: @Sendable (Int) -> ChunkResumePoints.Key = { index in
+            ChunkResumePoints.Key(
+                part: part.path, offset: chunks[index].offset, sha256: chunks[index].sha256.lowercased())
+        }
+        let resumable = Locked(
+            pending.reduce(into: [Int: ChunkResumePoints.Point]()) { found, index in
+                found[index] = resumePoints.take(key(index))
+            })
         let runs = ChunkPlan.runs(
             pending: pending, chunks: chunks,
-            maximumLength: ChunkPlan.runLength(pendingBytes: pendingBytes, lanes: lanes))
+            maximumLength: ChunkPlan.runLength(pendingBytes: pendingBytes, lanes: lanes),
+            startingRunsAt: Set(resumable.withLock { $0.keys }))
         let shared = UnsyncedFile(shared: writer)
         let cursor = Locked(runs.makeIterator())
         // A lane whose grant stopped opening content (token expired, version gone) takes no new run, nor do the
@@ -503,14 +516,24 @@ struct DownloadEngine: Sendable {
                                 let last = chunks[next[next.count - 1]]
                                 let (completions, completion) = AsyncStream.makeStream(
                                     of: (index: Int, sha256: String).self)
+                                // A chunk cut short earlier: its bytes in the part, if still as received, are hashed
+                                // again and the request starts after them.
+                                let resuming = resumable.withLock { $0.removeValue(forKey: next[0]) }.flatMap {
+                                    ChunkResumePoints.resumption($0, in: part, at: first.offset, fileSystem: fileSystem)
+                                }
+                                let skipped = resuming?.bytes ?? 0
                                 // Each chunk's bytes go to its offset in the part, hashed on their own.
                                 let splitter = SegmentSplitter(
-                                    lengths: next.map { chunks[$0].length }, start: first.offset,
-                                    open: { segment in OffsetWriter(writer, at: chunks[next[segment]].offset) },
+                                    lengths: next.map { chunks[$0].length }, start: first.offset, resuming: resuming,
+                                    open: { segment in
+                                        let offset = chunks[next[segment]].offset
+                                        return OffsetWriter(writer, at: segment == 0 ? offset + skipped : offset)
+                                    },
                                     completed: { completion.yield(($0, $1)) })
                                 let request = FetchRequest(
-                                    url: url, token: grant.token, offset: first.offset, expectedLength: file.length,
-                                    entityTag: nil, partURL: part, end: last.offset + last.length)
+                                    url: url, token: grant.token, offset: splitter.resumeOffset,
+                                    expectedLength: file.length, entityTag: nil, partURL: part,
+                                    end: last.offset + last.length)
                                 async let transfer = fetchSegments(
                                     request, into: splitter, blocks: rangeBlocks,
                                     requestLength: ChunkPlan.requestLength, completion: completion)
@@ -534,8 +557,13 @@ struct DownloadEngine: Sendable {
                                     // The journal fsyncs the part (shared by the file's chunks) before the record.
                                     await hooks.checkpoint([.chunkVerified(path: file.path, index: index)], nil, shared)
                                 }
-                                // The chunks completed before a failure are verified above; then it ends the lane.
-                                switch await transfer {
+                                // The chunks completed before a failure are verified above; a chunk cut short
+                                // goes on from its next byte in a later transfer. Then a failure ends the lane.
+                                let ended = await transfer
+                                if let (segment, point) = splitter.cutShort {
+                                    resumePoints.record(key(next[segment]), point)
+                                }
+                                switch ended {
                                 case nil:
                                     break
                                 case let refusal as KioskError where refusal.needsNewGrant:
@@ -554,6 +582,8 @@ struct DownloadEngine: Sendable {
         } catch {
             failure = error
         }
+        // Points no run reached stay for the next transfer.
+        for (index, point) in resumable.withLock({ $0 }) { resumePoints.record(key(index), point) }
         for index in verified.withLock({ $0.indexes }) {
             outcome.changes.append(.chunkVerified(path: file.path, index: index))
         }
@@ -714,12 +744,16 @@ enum ChunkPlan {
 
     /// The runs that fetch the `pending` chunks (in file order): chunks next to each other in the file, one range
     /// each (sent in requests of ``requestLength``), of at most `maximumLength` bytes unless one chunk alone is
-    /// longer.
-    static func runs(pending: [Int], chunks: [GrantChunk], maximumLength: Int64) -> [[Int]] {
+    /// longer. A chunk of `starts` (one cut short earlier, which goes on from its next byte) starts a run.
+    static func runs(
+        pending: [Int], chunks: [GrantChunk], maximumLength: Int64, startingRunsAt starts: Set<Int> = []
+    ) -> [[Int]] {
         var runs: [[Int]] = []
         var bytes: Int64 = 0
         for index in pending {
-            if let last = runs.last?.last, last == index - 1, bytes + chunks[index].length <= maximumLength {
+            if let last = runs.last?.last, last == index - 1, !starts.contains(index),
+                bytes + chunks[index].length <= maximumLength
+            {
                 runs[runs.count - 1].append(index)
                 bytes += chunks[index].length
             } else {

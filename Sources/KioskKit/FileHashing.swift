@@ -30,15 +30,16 @@ enum FileHashing {
         return total
     }
 
-    /// The lowercase hex SHA-256 of the bytes `range` of a file, read 1 MiB at a time at their offsets.
-    static func sha256(of url: URL, range: Range<Int64>, fileSystem: any KioskFileSystem) throws(SystemCallError)
-        -> String
-    {
+    /// Feeds the bytes `range` of a file to `hasher`, read 1 MiB at a time at their offsets. Returns the number of
+    /// bytes read (fewer than the range's when the file ends first).
+    @discardableResult
+    static func update(
+        _ hasher: inout SHA256, withContentsOf url: URL, range: Range<Int64>, fileSystem: any KioskFileSystem
+    ) throws(SystemCallError) -> Int64 {
         let file = try fileSystem.open(url, mode: .read)
         defer { file.close() }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 64)
         defer { buffer.deallocate() }
-        var hasher = SHA256()
         var offset = range.lowerBound
         while offset < range.upperBound {
             let want = Int(min(Int64(chunkSize), range.upperBound - offset))
@@ -47,6 +48,15 @@ enum FileHashing {
             hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             offset += Int64(count)
         }
+        return offset - range.lowerBound
+    }
+
+    /// The lowercase hex SHA-256 of the bytes `range` of a file, read 1 MiB at a time at their offsets.
+    static func sha256(of url: URL, range: Range<Int64>, fileSystem: any KioskFileSystem) throws(SystemCallError)
+        -> String
+    {
+        var hasher = SHA256()
+        try update(&hasher, withContentsOf: url, range: range, fileSystem: fileSystem)
         return hasher.finalize().hexString
     }
 

@@ -19,6 +19,8 @@ final class SegmentSplitter: PositionalPartFileWriter {
         var hasher = SHA256()
         /// Each segment's digest once its last byte is written.
         var digests: [String?]
+        /// Set by ``finish()`` when a segment was cut short (see ``cutShort``).
+        var cutShort: (segment: Int, point: ChunkResumePoints.Point)?
     }
 
     private let lengths: [Int64]
@@ -33,9 +35,10 @@ final class SegmentSplitter: PositionalPartFileWriter {
     /// A splitter of a range starting at `start` (in the resource requested) made of segments of these `lengths`,
     /// each written through the writer `open` gives for its index; `written` is told the bytes of the range written
     /// so far, and `completed` each segment (its index and digest) once its last byte is written and its writer
-    /// closed, in order.
+    /// closed, in order. With `resuming`, the first segment's first `bytes` are in place already and `hasher` has
+    /// hashed them: the first write comes at `start + bytes`, and the first segment's writer starts there.
     init(
-        lengths: [Int64], start: Int64,
+        lengths: [Int64], start: Int64, resuming: (bytes: Int64, hasher: SHA256)? = nil,
         open: @escaping @Sendable (_ segment: Int) throws(KioskError) -> any PartFileWriter,
         written: @escaping @Sendable (Int64) -> Void = { _ in },
         completed: @escaping @Sendable (_ index: Int, _ sha256: String) -> Void = { _, _ in }
@@ -46,8 +49,20 @@ final class SegmentSplitter: PositionalPartFileWriter {
         self.written = written
         self.completed = completed
         self.runOffsets = GrantPack.offsets(of: lengths)
-        self.state = Locked(State(digests: Array(repeating: nil, count: lengths.count)))
+        var state = State(digests: Array(repeating: nil, count: lengths.count))
+        if let resuming, let first = lengths.first, resuming.bytes > 0, resuming.bytes < first {
+            state.written = resuming.bytes
+            state.hasher = resuming.hasher
+        }
+        self.state = Locked(state)
     }
+
+    /// Where the range resumes: `start` plus the bytes of the first segment already in place.
+    var resumeOffset: Int64 { start + state.withLock { $0.written } }
+
+    /// After ``finish()``: the segment that was being written when the transfer ended, when some but not all of its
+    /// bytes came, with their count and digest (``ChunkResumePoints``); `nil` otherwise.
+    var cutShort: (segment: Int, point: ChunkResumePoints.Point)? { state.withLock { $0.cutShort } }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(KioskError) {
         try write(bytes, at: start + state.withLock { $0.written })
@@ -91,6 +106,16 @@ final class SegmentSplitter: PositionalPartFileWriter {
             try? finishCompleted(&state, into: &done)
             state.writer?.close()
             state.writer = nil
+            if state.current < lengths.count {
+                let bytes = state.written - runOffsets[state.current]
+                if bytes > 0 {
+                    var prefix = state.hasher
+                    state.cutShort = (
+                        state.current,
+                        ChunkResumePoints.Point(bytes: bytes, prefixSHA256: prefix.finalize().hexString)
+                    )
+                }
+            }
             return (done, state.digests)
         }
         for (index, digest) in done { completed(index, digest) }

@@ -145,6 +145,11 @@ struct ChunkedDownloadTests {
         #expect(ChunkPlan.runs(pending: Array(0..<8), chunks: chunks, maximumLength: 800) == [Array(0..<8)])
         #expect(ChunkPlan.runs(pending: [3], chunks: chunks, maximumLength: 50) == [[3]])
         #expect(ChunkPlan.runs(pending: [], chunks: chunks, maximumLength: 800).isEmpty)
+        // A chunk cut short earlier (it goes on from its next byte) starts a run.
+        #expect(
+            ChunkPlan.runs(pending: Array(0..<6), chunks: chunks, maximumLength: 800, startingRunsAt: [2, 5]) == [
+                [0, 1], [2, 3, 4], [5],
+            ])
         // The length shares the pending bytes between the connections, within 8 MiB.
         #expect(ChunkPlan.runLength(pendingBytes: 1 << 30, lanes: 4) == ChunkPlan.maximumRunLength)
         #expect(ChunkPlan.runLength(pendingBytes: 4 << 20, lanes: 4) == 1 << 20)
@@ -291,5 +296,77 @@ private final class CountingWriter: PositionalPartFileWriter {
     func close() {
         closes.withLock { $0 += 1 }
         inner.close()
+    }
+}
+
+/// A chunk cut short by the end of a transfer goes on from its next byte in the next one (#9): the splitter reports
+/// how far it got and the digest of what came, and a later splitter starts from the bytes in the part file once they
+/// are checked against that digest.
+@Suite("Chunks cut short")
+struct ChunkResumeTests {
+    static func folder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-resume-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test func aChunkCutShortGoesOnFromItsNextByteWithTheSameDigest() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let part = folder.appendingPathComponent("file.part")
+        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        let file = try POSIXPartFileWriter(url: part, truncatingTo: 0)
+        defer { file.close() }
+        // Chunks of 100 and 200 bytes at 1000 in the part; the first transfer ends 130 bytes in: chunk 0 done,
+        // chunk 1 cut short after 30 bytes.
+        let first = SegmentSplitter(
+            lengths: [100, 200], start: 1000, open: { segment in OffsetWriter(file, at: 1000 + Int64(segment) * 100) })
+        try bytes[0..<130].withUnsafeBytes { try first.write($0, at: 1000) }
+        let digests = first.finish()
+        #expect(digests[0] == SHA256.hash(data: bytes[0..<100]).hexString && digests[1] == nil)
+        let cut = try #require(first.cutShort)
+        #expect(cut.segment == 1 && cut.point.bytes == 30)
+        #expect(cut.point.prefixSHA256 == SHA256.hash(data: bytes[100..<130]).hexString)
+
+        // The next transfer: the 30 bytes read back and checked, the rest requested from byte 1130.
+        let resuming = try #require(
+            ChunkResumePoints.resumption(cut.point, in: part, at: 1100, fileSystem: POSIXFileSystem()))
+        #expect(resuming.bytes == 30)
+        let second = SegmentSplitter(
+            lengths: [200], start: 1100, resuming: resuming, open: { _ in OffsetWriter(file, at: 1130) })
+        #expect(second.resumeOffset == 1130)
+        try bytes[130..<300].withUnsafeBytes { try second.write($0, at: 1130) }
+        #expect(second.finish() == [SHA256.hash(data: bytes[100..<300]).hexString])
+        #expect(second.cutShort == nil)
+        #expect(try Data(contentsOf: part)[1000..<1300] == Data(bytes))
+    }
+
+    @Test func bytesNoLongerAsReceivedAreNotResumed() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let part = folder.appendingPathComponent("file.part")
+        let bytes = Data((0..<64).map { UInt8($0) })
+        try bytes.write(to: part)
+        let point = ChunkResumePoints.Point(bytes: 32, prefixSHA256: SHA256.hash(data: bytes[16..<48]).hexString)
+        let fileSystem = POSIXFileSystem()
+        #expect(ChunkResumePoints.resumption(point, in: part, at: 16, fileSystem: fileSystem) != nil)
+        // Other bytes at that place (the part written again), a part too short, or no part at all: start over.
+        #expect(ChunkResumePoints.resumption(point, in: part, at: 15, fileSystem: fileSystem) == nil)
+        #expect(ChunkResumePoints.resumption(point, in: part, at: 40, fileSystem: fileSystem) == nil)
+        try FileManager.default.removeItem(at: part)
+        #expect(ChunkResumePoints.resumption(point, in: part, at: 16, fileSystem: fileSystem) == nil)
+    }
+
+    @Test func pointsAreTakenOnceAndBounded() {
+        let points = ChunkResumePoints()
+        let key = ChunkResumePoints.Key(part: "/p", offset: 0, sha256: "aa")
+        let point = ChunkResumePoints.Point(bytes: 5, prefixSHA256: "bb")
+        points.record(key, point)
+        #expect(points.take(key) == point)
+        #expect(points.take(key) == nil)
+        for offset in 0..<(ChunkResumePoints.limit + 10) {
+            points.record(ChunkResumePoints.Key(part: "/p", offset: Int64(offset), sha256: "aa"), point)
+        }
+        #expect(points.count == ChunkResumePoints.limit)
     }
 }
