@@ -149,14 +149,16 @@ struct HostileClientTests {
             let auth = ("Authorization", "Bearer \(grant.token)")
             let hundreds = "bytes=" + (0..<500).map { "\($0 * 3)-\($0 * 3 + 1)" }.joined(separator: ",")
             #expect(hundreds.utf8.count < 8 * 1024)
-            let start = ContinuousClock.now
+            let sentBefore = server.contentBytesSent
             let many = try await server.send("GET", file.url, headers: [auth, ("Range", hundreds)])
             #expect(many.status == 200)
             #expect(many.body.count == file.length)
             let overlapping = "bytes=" + Array(repeating: "0-", count: 300).joined(separator: ",")
             let whole = try await server.send("GET", file.url, headers: [auth, ("Range", overlapping)])
             #expect(whole.status == 200)
-            #expect(ContinuousClock.now - start < .seconds(2))
+            // Cheap in work, not in a time a loaded machine may miss: each answer is the file once (no 500 parts, no
+            // 300 copies), and the server still answers at once.
+            #expect(server.contentBytesSent - sentBefore == 2 * file.length)
             try await expectResponsive(server)
         }
     }
