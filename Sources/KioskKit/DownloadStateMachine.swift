@@ -110,8 +110,8 @@ public struct DownloadStateMachine: Sendable, Hashable {
     }
 
     /// The transfer stopped because it needs a new grant while active (`reason`: the token expired, the version is
-    /// gone, or bytes did not match the grant). Up to ``maximumRenewalsWithoutProgress`` renewals in a row with nothing
-    /// verified → ``Action/renewGrant`` (still `active`); one more is the transfer failure `reason`
+    /// gone, or bytes did not match the grant). Up to ``maximumRenewalsWithoutProgress`` renewals in a row with
+    /// nothing verified → ``Action/renewGrant`` (still `active`); one more is the transfer failure `reason`
     /// (``transferFailed(_:now:policy:random:)``: a retry after a backoff, or `failed`).
     public mutating func grantNeeded(
         _ reason: KioskError, now: Date, policy: RetryPolicy,

@@ -113,8 +113,8 @@ final class UnsyncedFile: @unchecked Sendable {
 }
 
 /// Streams content files to disk through a ``SegmentTransport`` (URLSession's data delegate, or AsyncHTTPClient on
-/// Linux): pieces of the body are hashed and written in large blocks off the transport's queue, never buffered
-/// whole, never crossing an actor per piece.
+/// Linux): pieces of the body are hashed and written as they come (``BodyDelivery``), never buffered whole, never
+/// crossing an actor per piece.
 ///
 /// A file is fetched in consecutive ranged segments (`bytes=a-b`, 2 MiB): URLSession gives its delegate no
 /// back-pressure (swift-corelibs-foundation queues every received chunk), so the segment size bounds the memory a
@@ -226,9 +226,9 @@ final class FileFetcher: Sendable {
 
     /// Fetches the range `request.offset ..< request.rangeEnd` into `file` at the same offsets (in requests of at
     /// most `segmentSize`, so that memory stays bounded), through `blocks` when the transport's pieces are queued
-    /// (not used by another transfer meanwhile; blocks of its own when `nil`). Nothing is hashed here: `file` verifies what it receives (``SegmentSplitter`` hashes each chunk
-    /// or file of the range on its own). A request whose connection breaks after bringing some bytes goes on from
-    /// the next byte; one that brought none throws.
+    /// (not used by another transfer meanwhile; blocks of its own when `nil`). Nothing is hashed here: `file`
+    /// verifies what it receives (``SegmentSplitter`` hashes each chunk or file of the range on its own). A request
+    /// whose connection breaks after bringing some bytes goes on from the next byte; one that brought none throws.
     ///
     /// - Throws: as ``fetch(_:hasher:entityTagSeen:progress:)``; ``KioskError/invalidResponse(_:)`` when the
     ///   server answers a range with the whole file.
@@ -712,8 +712,9 @@ final class TransferHandler: @unchecked Sendable {
         }
     }
 
-    /// Writes `bytes` and hashes them (at the same time, on two threads, from 64 KiB up), unless an earlier piece
-    /// failed; a failure is kept in `ioFailure`.
+    /// Writes `bytes` and hashes them, unless an earlier piece failed; a failure is kept in `ioFailure`. Queued
+    /// blocks of 64 KiB and more are written and hashed at the same time, on two threads; inline pieces one after
+    /// the other, on the delivering thread (each connection has its own, so nothing is handed off).
     private func take(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty, ioFailure.withLock({ $0 }) == nil, let writer else { return }
         guard let runningHash = hasher else {
@@ -738,7 +739,7 @@ final class TransferHandler: @unchecked Sendable {
             }
         }
         // Below 64 KiB, handing half the work to another thread costs more than it saves (small files).
-        if bytes.count < Self.parallelBlockMinimum {
+        if delivery == .inline || bytes.count < Self.parallelBlockMinimum {
             work(0)
             work(1)
         } else {
