@@ -11,18 +11,20 @@ struct GetCommandTests {
     static let product = "com.example.kiosk.test.ctrl-c"
 
     @Test func ctrlCPausesSaysWhereAndTheSameCommandResumes() async throws {
-        // A throttled server, so that the download is still running when Ctrl-C comes: each answer at 128 KiB/s, the
-        // file's chunks four at a time, about 4 s in all (at 512 KiB/s an answer, a loaded machine once saw the whole
-        // file arrive before the interrupt was handled).
-        try await TestServer.with(configure: { $0.faults = .spec(try! FaultSpec(parsing: "throttle=128KiB/s")) }) {
+        // A throttled server and one connection, so that the download is still running when Ctrl-C comes: the 4 MiB
+        // file's chunks (about 1 MiB each) one after the other at 256 KiB/s, about 16 s in all. The progress line
+        // counts verified chunks only; with the chunks in parallel, they were all verified within a moment of each
+        // other, and a loaded machine once saw the last one before the interrupt was handled.
+        try await TestServer.with(configure: { $0.faults = .spec(try! FaultSpec(parsing: "throttle=256KiB/s")) }) {
             server in
-            let data = Support.randomData(2 << 20)
+            let data = Support.randomData(4 << 20)
             let hashes = try await Support.publish(
                 Self.product, version: "1", files: ["Contents/level.bin": data], on: server)
             let purchase = try await server.buy(Self.product)
             let cache = server.makeScratchDirectory()
             let command = [
                 "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache", cache.path,
+                "--connections-per-file", "1",
             ]
             let input = Data(purchase.receiptData.utf8)
 
@@ -35,7 +37,7 @@ struct GetCommandTests {
             #expect(interrupted.exitStatus == 130, "\(interrupted)")
             let line = interrupted.standardError.split(separator: "\n").first { $0.hasPrefix("Paused at ") }
             let paused = try #require(line, "\(interrupted.standardError)")
-            #expect(paused.hasSuffix(" of 2.1 MB). Run the same command to resume."), "\(paused)")
+            #expect(paused.hasSuffix(" of 4.2 MB). Run the same command to resume."), "\(paused)")
             let percent = try #require(
                 paused.wholeMatch(of: /Paused at (\d{1,3}) % \(.+ of .+\)\. Run the same command to resume\./))
             #expect((10..<100).contains(Int(percent.1) ?? 0), "\(paused)")
