@@ -19,11 +19,36 @@ public struct GrantLimits: Sendable, Hashable {
     /// older than that is renewed before it is used.
     public static let maximumTrust: TimeInterval = 24 * 3600
 
+    /// The chunking a grant may announce, for its chunks (`chunking`) and for their subchunks
+    /// (`subchunks.chunking`) alike, when it names an algorithm KioskKit cuts with: no `minimum` under 16 KiB, no
+    /// `average` under 64 KiB and no `maximum` over 16 MiB (the server's are 256 KiB / 1 MiB / 4 MiB for chunks and
+    /// 16 KiB / 64 KiB / 256 KiB for subchunks). An update holds one chunk in memory while it puts it together, and
+    /// cuts the installed version into an index of about 100 bytes a chunk, so finer cuts or longer chunks would
+    /// let a server make the app allocate without bound.
+    public static let chunkingBounds = ChunkingBounds(
+        smallestMinimum: 16 << 10, smallestAverage: 64 << 10, largestMaximum: 16 << 20)
+
     /// Creates limits; the defaults suit products of up to tens of thousands of files and hundreds of GiB.
     public init(maximumFileCount: Int = 50_000, maximumTotalLength: Int64 = 1 << 40, maximumChunkCount: Int = 1 << 21) {
         self.maximumFileCount = maximumFileCount
         self.maximumTotalLength = maximumTotalLength
         self.maximumChunkCount = maximumChunkCount
+    }
+}
+
+/// The chunking parameters KioskKit accepts in a grant (``GrantLimits/chunkingBounds``).
+public struct ChunkingBounds: Sendable, Hashable {
+    /// The smallest `minimum`, in bytes.
+    public var smallestMinimum: Int
+    /// The smallest `average`, in bytes.
+    public var smallestAverage: Int
+    /// The largest `maximum`, in bytes.
+    public var largestMaximum: Int
+
+    /// Whether `parameters` lie within these bounds.
+    public func admit(_ parameters: ChunkingParameters) -> Bool {
+        parameters.minimum >= smallestMinimum && parameters.average >= smallestAverage
+            && parameters.maximum <= largestMaximum
     }
 }
 
@@ -52,6 +77,9 @@ public enum GrantProblem: Sendable, Hashable, Codable, CustomStringConvertible {
     case totalLengthTooLarge(Int64, limit: Int64)
     /// `total_length` is not the sum of the files' lengths.
     case totalLengthMismatch(declared: Int64, sum: Int64)
+    /// Its `chunking` (`field` "chunking") or `subchunks.chunking` (`field` "subchunks.chunking") is outside
+    /// ``GrantLimits/chunkingBounds``.
+    case chunking(field: String, minimum: Int, average: Int, maximum: Int)
 
     /// A sentence fragment a person understands.
     public var description: String {
@@ -69,6 +97,11 @@ public enum GrantProblem: Sendable, Hashable, Codable, CustomStringConvertible {
         case .totalLengthTooLarge(let total, let limit): "its total_length \(total) is over the limit of \(limit) bytes"
         case .totalLengthMismatch(let declared, let sum):
             "its total_length \(declared) is not the sum of its files' lengths (\(sum))"
+        case .chunking(let field, let minimum, let average, let maximum):
+            "its \(field) (minimum \(minimum), average \(average), maximum \(maximum) bytes) is outside what this "
+                + "client accepts (minimum at least \(GrantLimits.chunkingBounds.smallestMinimum), average at least "
+                + "\(GrantLimits.chunkingBounds.smallestAverage), maximum at most "
+                + "\(GrantLimits.chunkingBounds.largestMaximum))"
         }
     }
 
@@ -117,6 +150,8 @@ enum GrantValidation {
             throw refuse(.totalLengthMismatch(declared: grant.totalLength, sum: sum))
         }
         if grant.subchunks != nil { _ = try subchunksURL(of: grant) }
+        try checkAffordable(grant.chunking, field: "chunking", productID: productID)
+        try checkAffordable(grant.subchunks?.chunking, field: "subchunks.chunking", productID: productID)
         guard let chunking = grant.chunking, chunking.isSupported else { return }
         var chunkCount = 0
         for file in grant.files {
@@ -128,6 +163,19 @@ enum GrantValidation {
             }
             try validateChunks(chunks, of: file, chunking: chunking)
         }
+    }
+
+    /// Refuses `parameters` that this client would cut with (``ChunkingParameters/isSupported``) but that lie
+    /// outside ``GrantLimits/chunkingBounds``. Parameters it does not cut with are ignored: the files are verified
+    /// whole.
+    private static func checkAffordable(
+        _ parameters: ChunkingParameters?, field: String, productID: String
+    ) throws(KioskError) {
+        guard let parameters, parameters.isSupported, !GrantLimits.chunkingBounds.admit(parameters) else { return }
+        throw .unsafeGrant(
+            productID: productID,
+            problem: .chunking(
+                field: field, minimum: parameters.minimum, average: parameters.average, maximum: parameters.maximum))
     }
 
     /// Checks one file's chunks: in order and contiguous from offset 0 to the file's length, each 1 to

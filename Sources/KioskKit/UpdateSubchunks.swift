@@ -66,16 +66,27 @@ enum SubchunkPlan {
 }
 
 /// One chunk being put together in memory from installed subchunks and fetched ranges, then checked whole.
+///
+/// The buffer is sized by the chunks actually put together (``prepare(length:)``), never by what a grant announces:
+/// the largest chunk of a validated grant is at most ``GrantLimits/chunkingBounds``' `largestMaximum`, 4 MiB for
+/// the standard chunking.
 struct ChunkAssembly: ~Copyable {
-    /// The chunk's bytes so far (at most `chunking.maximum`, 4 MiB for the standard chunking).
-    let buffer: UnsafeMutableRawBufferPointer
+    /// The chunk's bytes so far.
+    private(set) var buffer: UnsafeMutableRawBufferPointer
 
-    /// A buffer for chunks of up to `capacity` bytes.
-    init(capacity: Int) {
-        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, capacity), alignment: 64)
+    /// An empty assembly: nothing is allocated until the first chunk.
+    init() {
+        buffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     }
 
     deinit { buffer.deallocate() }
+
+    /// Makes room for a chunk of `length` bytes (a buffer only grows, to the largest chunk put together).
+    mutating func prepare(length: Int) {
+        guard length > buffer.count else { return }
+        buffer.deallocate()
+        buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: length, alignment: 64)
+    }
 
     /// Reads the subchunk at `source` (of the open installed `file`) into its place, `at` bytes into the chunk;
     /// whether its bytes hash to `sha256` (a damaged or changed file does not).
@@ -147,7 +158,7 @@ extension DownloadEngine {
                 ranges: orphans, in: installed.directory, parameters: subchunking, fileSystem: fileSystem),
             !local.isEmpty
         else { return }
-        let assembly = ChunkAssembly(capacity: grant.chunking?.maximum ?? 0)
+        var assembly = ChunkAssembly()
         for plan in plans {
             var start = 0
             while start < plan.candidates.count {
@@ -159,7 +170,7 @@ extension DownloadEngine {
                 else { break }
                 try await assemble(
                     zip(batch, lists).map { ($0, $1) }, of: plan.file, chunks: plan.chunks, local: local,
-                    installed: installed, assembly: assembly, grant: grant, work: &work, onDisk: &onDisk,
+                    installed: installed, assembly: &assembly, grant: grant, work: &work, onDisk: &onDisk,
                     folders: &folders, tally: tally, hooks: hooks)
             }
         }
@@ -188,7 +199,7 @@ extension DownloadEngine {
     /// ``seedSubchunks(_:files:index:from:grant:onDisk:folders:tally:hooks:)``).
     private func assemble(
         _ lists: [(index: Int, subchunks: [GrantChunk])], of file: GrantFile, chunks: [GrantChunk],
-        local: [String: ChunkSource], installed: InstalledContent, assembly: borrowing ChunkAssembly, grant: Grant,
+        local: [String: ChunkSource], installed: InstalledContent, assembly: inout ChunkAssembly, grant: Grant,
         work: inout DownloadWork, onDisk: inout [String: Int64], folders: inout Set<String>, tally: ProgressTally,
         hooks: EngineHooks
     ) async throws {
@@ -210,6 +221,7 @@ extension DownloadEngine {
         for (index, subchunks) in found {
             try Task.checkCancellation()
             let chunk = chunks[index]
+            assembly.prepare(length: Int(chunk.length))
             // The installed subchunks, each checked as it is read.
             var copied = Set<Int>()
             var reused: Int64 = 0

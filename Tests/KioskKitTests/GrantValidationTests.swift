@@ -30,6 +30,61 @@ struct GrantValidationTests {
         }
     }
 
+    // MARK: - #27 flaw 1: chunking a client can afford
+
+    /// Chunking parameters this client cuts with (a power-of-two average, `minimum < average < maximum`) but cannot
+    /// afford: a 2^50 `maximum` made an update allocate 1 PiB and abort, at every launch once journaled; a 64-byte
+    /// `minimum` made the update's index about one byte per installed byte.
+    static let unaffordable: [ChunkingParameters] = [
+        ChunkingParameters(minimum: 256 << 10, average: 1 << 20, maximum: Int.max),
+        ChunkingParameters(minimum: 256 << 10, average: 1 << 20, maximum: 1 << 50),
+        ChunkingParameters(minimum: 256 << 10, average: 1 << 20, maximum: (16 << 20) + 1),
+        ChunkingParameters(minimum: 64, average: 256, maximum: 1024),
+        ChunkingParameters(minimum: (16 << 10) - 1, average: 64 << 10, maximum: 256 << 10),
+        ChunkingParameters(minimum: 16 << 10, average: 32 << 10, maximum: 256 << 10),
+    ]
+
+    static func chunkedGrant(chunking: ChunkingParameters, subchunking: ChunkingParameters) -> Grant {
+        var grant = Self.grant([Self.file()])
+        grant.chunking = chunking
+        grant.subchunks = GrantSubchunks(url: "/v1/subchunks/\(product)/1.0", chunking: subchunking)
+        return grant
+    }
+
+    @Test(arguments: unaffordable)
+    func chunkingOutsideTheBoundsIsRefusedForChunksAndForSubchunks(parameters: ChunkingParameters) {
+        #expect(parameters.isSupported, "the parameters must be ones the client would cut with")
+        let figures = "(minimum \(parameters.minimum), average \(parameters.average), maximum \(parameters.maximum)"
+        let chunks = Self.problem(Self.chunkedGrant(chunking: parameters, subchunking: .subchunks))
+        #expect(chunks?.description.hasPrefix("its chunking \(figures) bytes) is outside") == true, "\(chunks as Any)")
+        let subchunks = Self.problem(Self.chunkedGrant(chunking: .standard, subchunking: parameters))
+        #expect(
+            subchunks?.description.hasPrefix("its subchunks.chunking \(figures) bytes) is outside") == true,
+            "\(subchunks as Any)")
+    }
+
+    @Test func theServersChunkingAndTheBoundsThemselvesAreAccepted() {
+        #expect(Self.problem(Self.chunkedGrant(chunking: .standard, subchunking: .subchunks)) == nil)
+        let widest = ChunkingParameters(minimum: 16 << 10, average: 64 << 10, maximum: 16 << 20)
+        #expect(Self.problem(Self.chunkedGrant(chunking: widest, subchunking: widest)) == nil)
+        // Chunking this client does not cut with is ignored, as before: the files are verified whole.
+        var other = ChunkingParameters.standard
+        other.algorithm = "another-v9"
+        other.maximum = Int.max
+        #expect(Self.problem(Self.chunkedGrant(chunking: other, subchunking: other)) == nil)
+    }
+
+    @Test func aJournaledGrantWithUnaffordableChunkingIsDropped() {
+        let grant = Self.chunkedGrant(
+            chunking: ChunkingParameters(minimum: 256 << 10, average: 1 << 20, maximum: 1 << 50),
+            subchunking: .subchunks)
+        let record = DownloadRecord(
+            id: DownloadID(), productID: Self.product, receipt: "r", priority: .normal, sequence: 0, state: .active,
+            attempt: 0, grant: grant, grantReceivedAt: Date(), entityTags: [:], verifiedPaths: [],
+            integrityFailures: [:], createdAt: Date())
+        #expect(record.droppingUnsafeGrant(limits: GrantLimits()).grant == nil)
+    }
+
     @Test(arguments: [
         "/v1/content/com.example.a/1.0/Contents/a.bin",
         "/v1/content/com.example.a/1.0/Contents/with%20space%2C(1).bin",
