@@ -5,8 +5,8 @@ import KioskCore
 /// (`GET /v1/products?since=<catalog ETag>`): after one product changed, a launch costs one small request instead of
 /// the whole catalog.
 ///
-/// A walk of the feed is applied only once its last page has arrived, so the copy on disk is always a catalog the
-/// server served, never half of one.
+/// A walk of the feed (``CatalogFeedWalk``) replaces the copy only once its last page has arrived, so the copy on
+/// disk is always a catalog the server served, never half of one.
 struct CatalogMirror: Codable, Sendable, Equatable {
     /// The file format; a copy in another format is ignored (and rebuilt from the server).
     static let currentFormat = 1
@@ -30,21 +30,6 @@ struct CatalogMirror: Codable, Sendable, Equatable {
     /// The products in catalog order (dated ones newest first, then undated ones; ties by ID), as the server
     /// orders its catalog.
     var ordered: [Product] { products.values.sorted { CatalogKey($0) < CatalogKey($1) } }
-
-    /// The copy after the pages of one walk of the feed, in order, or nil when they do not make one walk (an empty
-    /// list, or pages that disagree about the catalog they lead to).
-    func applying(_ pages: [CatalogChanges]) -> CatalogMirror? {
-        guard let first = pages.first,
-            pages.allSatisfy({ $0.kind == first.kind && $0.catalogETag == first.catalogETag })
-        else { return nil }
-        var next = CatalogMirror(
-            catalogETag: first.catalogETag, products: first.kind == .full ? [:] : products, changedAt: changedAt)
-        for page in pages {
-            for product in page.products + page.added + page.changed { next.products[product.id] = product }
-            for id in page.removed { next.products[id] = nil }
-        }
-        return next
-    }
 
     /// The version the server serves of installed `content` when it is not the installed one and the copy learnt it
     /// after the content was installed (see ``changedAt``); `nil` otherwise. A copy older than the install says

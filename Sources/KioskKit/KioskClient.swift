@@ -360,8 +360,7 @@ public actor KioskClient {
     /// there is no mirror yet or the server has no feed.
     private func refreshedCatalog() async throws(KioskError) -> CatalogMirror {
         let mirror = catalogMirror
-        if let mirror, let pages = try await feedPages(since: mirror.catalogETag), let updated = mirror.applying(pages)
-        {
+        if let mirror, let updated = try await walkFeed(from: mirror) {
             if updated != mirror { keep(updated) }
             return updated
         }
@@ -378,35 +377,32 @@ public actor KioskClient {
         return whole
     }
 
-    /// Every page of the feed since `tag`, or nil when the server has no feed (an older server answers 400, or
-    /// ignores `since` and sends the whole catalog, which is then fetched with `If-None-Match`).
-    private func feedPages(since tag: String) async throws(KioskError) -> [CatalogChanges]? {
-        var pages: [CatalogChanges] = []
+    /// `mirror` brought up to date by a walk of the feed since its tag (``CatalogFeedWalk``: each page applied as it
+    /// arrives, the walk bounded by bytes, entries and pages), or nil when the server has no feed (an older server
+    /// answers 400, or ignores `since` and sends the whole catalog, which is then fetched with `If-None-Match`) or
+    /// its pages do not make one walk.
+    private func walkFeed(from mirror: CatalogMirror) async throws(KioskError) -> CatalogMirror? {
+        var walk = CatalogFeedWalk(
+            from: mirror, limits: CatalogFeedWalk.Limits(maximumResponseSize: configuration.maximumResponseSize))
         var cursor: String?
         repeat {
-            var query = [URLQueryItem(name: "since", value: tag)]
+            var query = [URLQueryItem(name: "since", value: mirror.catalogETag)]
             if let cursor { query.append(URLQueryItem(name: "cursor", value: cursor)) }
-            let page: CatalogChanges?
+            let answer: (CatalogChanges?, APIClient.Response)
             do {
-                (page, _) = try await api.json(CatalogChanges.self, method: "GET", path: "/v1/products", query: query)
+                answer = try await api.json(CatalogChanges.self, method: "GET", path: "/v1/products", query: query)
             } catch .server(status: 400, _, _, _) {
                 return nil
-            } catch .invalidResponse where pages.isEmpty {
+            } catch .invalidResponse where walk.pages == 0 {
                 // A server without the feed may ignore `since` and answer with the plain catalog.
                 return nil
             }
-            guard let page else { throw .invalidResponse("an empty page of the catalog feed") }
-            pages.append(page)
-            guard pages.count <= Self.maximumFeedPages else {
-                throw .invalidResponse("the catalog feed did not end after \(Self.maximumFeedPages) pages")
-            }
+            guard let page = answer.0 else { throw .invalidResponse("an empty page of the catalog feed") }
+            guard try walk.take(page, bodyBytes: answer.1.body.count) else { return nil }
             cursor = page.nextCursor
         } while cursor != nil
-        return pages
+        return walk.result
     }
-
-    /// How many pages one walk of the feed may take (500 products a page: 10 million products).
-    private static let maximumFeedPages = 20_000
 
     /// Replaces the catalog mirror, in memory and on disk (a failed write only costs a larger next refresh), dated now
     /// (``CatalogMirror/changedAt``).

@@ -4,6 +4,17 @@ import Testing
 
 @testable import KioskKit
 
+extension CatalogMirror {
+    /// The copy after `pages` taken by one walk of the feed, nil when they do not make one walk.
+    func applying(_ pages: [CatalogChanges]) -> CatalogMirror? {
+        var walk = CatalogFeedWalk(from: self, limits: CatalogFeedWalk.Limits(maximumResponseSize: 16 << 20))
+        for page in pages {
+            guard (try? walk.take(page, bodyBytes: 0)) == true else { return nil }
+        }
+        return walk.result
+    }
+}
+
 @Suite("Catalog mirror")
 struct CatalogMirrorTests {
     static func product(_ id: String, title: String = "T", published: TimeInterval? = nil) -> Product {
