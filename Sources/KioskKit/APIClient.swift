@@ -6,7 +6,8 @@ import KioskCore
 #endif
 
 /// The JSON half of the wire contract: catalog, receipt verification, grants. Errors come back typed, decoded
-/// from the server's error envelope. Receipts and tokens are sent, never logged.
+/// from the server's error envelope. Receipts and tokens are sent, never logged, and never to another origin: no
+/// request follows a redirect (``ResponseCollector``).
 ///
 /// Every answer is bounded: at most ``Limits/maximumResponseSize`` bytes, counted as the decoded bytes arrive
 /// (URLSession inflates `gzip` on its own, so the wire size says nothing), and at most ``Limits/deadline`` seconds
@@ -204,6 +205,16 @@ final class ResponseCollector: NSObject, URLSessionDataDelegate, @unchecked Send
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let response = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
         response.complete(task.response, error: error)
+    }
+
+    /// Redirects are not followed: every request of this client carries a purchase proof, a grant's token or this
+    /// installation's ID, which a redirect would take to another origin (a 307 even sends the body again). The 3xx
+    /// is the answer: a JSON request fails as its status, and a subchunk range is then fetched with its chunk.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        completionHandler(nil)
     }
 }
 
