@@ -170,6 +170,11 @@ final class FileFetcher: Sendable {
         }
     }
 
+    /// How long an error answer may take, from its status line to its last byte: the transport's idle timeout, at
+    /// most ``TransferHandler/maximumErrorAnswerDeadline``. An error answer is a short JSON envelope; one that drips
+    /// would otherwise hold the download for as long as the server likes, each byte inside the idle timeout.
+    var errorAnswerDeadline: TimeInterval { min(transport.timeout, TransferHandler.maximumErrorAnswerDeadline) }
+
     /// Ends the transport (outstanding transfers are cancelled).
     func invalidate() { transport.invalidate() }
 
@@ -190,7 +195,7 @@ final class FileFetcher: Sendable {
     ) async throws -> FetchOutcome {
         let handler = try TransferHandler(
             request: request, hasher: hasher, writerFactory: writerFactory, delivery: transport.delivery,
-            progress: progress)
+            errorAnswerDeadline: errorAnswerDeadline, progress: progress)
         var entityTag = request.entityTag
         var restarted = false
         do {
@@ -238,7 +243,8 @@ final class FileFetcher: Sendable {
     ) async throws {
         let handler = TransferHandler(
             request: request, hasher: nil, writer: OffsetWriter(file, at: request.offset),
-            writerFactory: writerFactory, delivery: transport.delivery, blocks: blocks, progress: { _ in })
+            writerFactory: writerFactory, delivery: transport.delivery, blocks: blocks,
+            errorAnswerDeadline: errorAnswerDeadline, progress: { _ in })
         do {
             for range in Self.segments(from: request.offset, to: request.rangeEnd, size: segmentSize) {
                 var first = range.lowerBound
@@ -292,6 +298,8 @@ final class FileFetcher: Sendable {
 protocol SegmentTransport: Sendable {
     /// How the transport hands the body's pieces to the handlers it is given.
     var delivery: BodyDelivery { get }
+    /// The idle timeout of a request, in seconds: connecting, and any wait for the next bytes.
+    var timeout: TimeInterval { get }
 
     /// Sends `GET url` with `headers` through `handler`, for the bytes `first...last`.
     func get(
@@ -306,6 +314,7 @@ protocol SegmentTransport: Sendable {
 final class URLSessionSegmentTransport: SegmentTransport {
     let session: URLSession
     let delivery = BodyDelivery.queued
+    let timeout: TimeInterval
     private let router: TransferRouter
 
     /// A session that opens at most `maximumConnections` connections to a host, made from `sessionConfiguration`
@@ -318,6 +327,7 @@ final class URLSessionSegmentTransport: SegmentTransport {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "KioskKit.FileFetcher"
+        self.timeout = timeout
         self.router = router
         self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
     }
@@ -336,7 +346,7 @@ final class URLSessionSegmentTransport: SegmentTransport {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<SegmentOutcome, any Error>) in
-                handler.begin(first: first, last: last, continuation: continuation)
+                handler.begin(first: first, last: last, continuation: continuation) { start.cancel() }
                 let started = start.start { router.register(handler, for: task.taskIdentifier) }
                 if !started { handler.abandon(throwing: CancellationError()) }
             }
@@ -412,8 +422,12 @@ final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendabl
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let handler = handlers.withLock({ $0[dataTask.taskIdentifier] }) else { return }
-        if !handler.receive(data, response: dataTask.response) { dataTask.cancel() }
+        guard let handler = handlers.withLock({ $0[dataTask.taskIdentifier] }),
+            !handler.receive(data, response: dataTask.response)
+        else { return }
+        // Off the delegate queue: some swift-corelibs-foundation versions cancel synchronously on the session's own
+        // queue, which a fast body keeps busy handing pieces to this one.
+        DispatchQueue.global().async { dataTask.cancel() }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -454,6 +468,12 @@ final class TransferHandler: @unchecked Sendable {
         case failed
     }
 
+    /// How much of an error answer's body is kept (for its envelope): once it arrived, the request ends.
+    static let errorBodyLimit = 64 << 10
+    /// The longest an error answer may take, from its status line to its last byte: ``errorAnswerDeadline``, at
+    /// most this (a body that drips a byte now and then never reaches ``errorBodyLimit`` and never idles out).
+    static let maximumErrorAnswerDeadline: TimeInterval = 10
+
     static let blockSize = 1 << 20
     /// The block size of a chunk's transfer: several chunks of one file are in flight at once, each with blocks of
     /// its own (``TransferBlocks``, reused from chunk to chunk), so that memory stays about what one whole-file
@@ -467,6 +487,8 @@ final class TransferHandler: @unchecked Sendable {
     let writerFactory: FileWriterFactory
     let delivery: BodyDelivery
     let progress: @Sendable (Int64) -> Void
+    /// How long an error answer may take, from its status line to its last byte.
+    let errorAnswerDeadline: TimeInterval
 
     // Delegate queue state (one request at a time).
     private var continuation: CheckedContinuation<SegmentOutcome, any Error>?
@@ -495,27 +517,33 @@ final class TransferHandler: @unchecked Sendable {
     private let freeBlocks: Locked<[UnsafeMutableRawBufferPointer]>
     private let available = DispatchSemaphore(value: TransferHandler.blockCount)
     private let ioFailure = Locked<KioskError?>(nil)
+    /// The error answer of the current request, which its deadline's timer and the delivering thread share.
+    private let errorAnswer = Locked(ErrorAnswer())
 
     convenience init(
         request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory, delivery: BodyDelivery,
-        progress: @escaping @Sendable (Int64) -> Void
+        errorAnswerDeadline: TimeInterval, progress: @escaping @Sendable (Int64) -> Void
     ) throws(KioskError) {
         self.init(
             request: request, hasher: hasher, writer: try writerFactory.open(request.partURL, request.offset),
-            writerFactory: writerFactory, delivery: delivery, progress: progress)
+            writerFactory: writerFactory, delivery: delivery, errorAnswerDeadline: errorAnswerDeadline,
+            progress: progress)
     }
 
     /// A transfer into `writer`, which is at `request.offset` already, with pieces delivered as `delivery` says:
     /// queued, through `blocks` (reused from an earlier transfer that is over) or blocks of its own. Hashed with
-    /// `hasher` (none when `nil`).
+    /// `hasher` (none when `nil`). An error answer ends after its first ``errorBodyLimit`` bytes or
+    /// `errorAnswerDeadline` seconds, whichever comes first.
     init(
         request: FetchRequest, hasher: SHA256?, writer: any PartFileWriter, writerFactory: FileWriterFactory,
-        delivery: BodyDelivery, blocks: TransferBlocks? = nil, progress: @escaping @Sendable (Int64) -> Void
+        delivery: BodyDelivery, blocks: TransferBlocks? = nil, errorAnswerDeadline: TimeInterval,
+        progress: @escaping @Sendable (Int64) -> Void
     ) {
         self.request = request
         self.hasher = hasher
         self.writerFactory = writerFactory
         self.delivery = delivery
+        self.errorAnswerDeadline = errorAnswerDeadline
         self.progress = progress
         self.received = request.offset
         self.written = request.offset
@@ -535,8 +563,12 @@ final class TransferHandler: @unchecked Sendable {
 
     deinit { writer?.close() }
 
-    /// Prepares for the request of `first...last` (called before the task starts).
-    func begin(first: Int64, last: Int64, continuation: CheckedContinuation<SegmentOutcome, any Error>) {
+    /// Prepares for the request of `first...last` (called before the task starts); `stop` cancels that request
+    /// (when its error answer passes its deadline).
+    func begin(
+        first: Int64, last: Int64, continuation: CheckedContinuation<SegmentOutcome, any Error>,
+        stop: @escaping @Sendable () -> Void
+    ) {
         self.continuation = continuation
         segmentFirst = first
         segmentLast = last
@@ -544,6 +576,7 @@ final class TransferHandler: @unchecked Sendable {
         errorBody = Data()
         failure = nil
         entityTag = nil
+        errorAnswer.withLock { $0.begin(stop: stop) }
     }
 
     /// Ends the wait for a request that never started (its fetch was cancelled first).
@@ -592,6 +625,7 @@ final class TransferHandler: @unchecked Sendable {
         let status = http.statusCode
         guard status == 200 || status == 206 else {
             mode = .errorBody(status: status)
+            startErrorAnswerDeadline()
             return
         }
         // An error body must never become content: a JSON answer for a file that is not JSON is refused here;
@@ -629,6 +663,16 @@ final class TransferHandler: @unchecked Sendable {
         mode = .content
     }
 
+    /// Ends the current request once its error answer has taken ``errorAnswerDeadline``, unless it ended first.
+    private func startErrorAnswerDeadline() {
+        let request = errorAnswer.withLock { $0.request }
+        let deadline = DispatchTime.now() + errorAnswerDeadline
+        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+            guard let stop = self?.errorAnswer.withLock({ $0.cut(request: request) }) else { return }
+            stop()
+        }
+    }
+
     private func fail(_ error: KioskError) {
         if failure == nil { failure = error }
         mode = .failed
@@ -646,8 +690,11 @@ final class TransferHandler: @unchecked Sendable {
         case .undecided, .failed, .fileChanged:
             return false
         case .errorBody:
-            if errorBody.count < 64 << 10 { errorBody.append(contentsOf: chunk.prefix(64 << 10 - errorBody.count)) }
-            return true
+            errorBody.append(contentsOf: chunk.prefix(Self.errorBodyLimit - errorBody.count))
+            guard errorBody.count >= Self.errorBodyLimit else { return true }
+            // Enough to read the envelope: the rest is not read (the request is cancelled, and ends as its status).
+            _ = errorAnswer.withLock { $0.cut(request: $0.request) }
+            return false
         case .content:
             break
         }
@@ -755,6 +802,8 @@ final class TransferHandler: @unchecked Sendable {
 
     /// The request ended.
     func complete(response: URLResponse?, error: (any Error)?) {
+        // An error answer cut at its limit or deadline ended as its status, not as the cancellation that cut it.
+        let error = errorAnswer.withLock { $0.end() } ? nil : error
         if error == nil { decide(response) }
         let continuation = self.continuation
         self.continuation = nil
@@ -795,6 +844,39 @@ final class TransferHandler: @unchecked Sendable {
         case .undecided, .failed, .fileChanged:
             continuation.resume(throwing: KioskError.invalidResponse("no usable answer"))
         }
+    }
+}
+
+/// The error answer of a ``TransferHandler``'s current request: whether it was cut (its body read as far as it is
+/// kept, or its deadline passed), and how to stop the request. The delivering thread and the deadline's timer share
+/// it; requests are numbered so that a late timer cannot cut the next one.
+struct ErrorAnswer {
+    /// The number of the current request.
+    private(set) var request = 0
+    private var stop: (@Sendable () -> Void)?
+    private var isCut = false
+
+    /// A new request, stopped by `stop`.
+    mutating func begin(stop: @escaping @Sendable () -> Void) {
+        request += 1
+        self.stop = stop
+        isCut = false
+    }
+
+    /// Cuts the answer of request `number` if it is the current one and still going: returns how to stop it (once).
+    mutating func cut(request number: Int) -> (@Sendable () -> Void)? {
+        guard number == request, let stop, !isCut else { return nil }
+        isCut = true
+        return stop
+    }
+
+    /// The request ended: whether its answer was cut.
+    mutating func end() -> Bool {
+        defer {
+            stop = nil
+            isCut = false
+        }
+        return isCut
     }
 }
 

@@ -23,12 +23,14 @@
         /// HTTP/1.1, no decompression, the timeouts and the connection limit.
         let configuration: HTTPClient.Configuration
         let delivery = BodyDelivery.inline
+        let timeout: TimeInterval
         /// The transport's event loops (``eventLoopCount(maximumConnections:)``).
         let group: MultiThreadedEventLoopGroup
         private let client: HTTPClient
         private let isShutDown = Locked(false)
 
         init(timeout: TimeInterval, maximumConnections: Int) {
+            self.timeout = timeout
             let idle = TimeAmount.milliseconds(Int64(max(0.001, timeout) * 1000))
             var configuration = HTTPClient.Configuration()
             configuration.httpVersion = .http1Only
@@ -77,7 +79,7 @@
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<SegmentOutcome, any Error>) in
-                    handler.begin(first: first, last: last, continuation: continuation)
+                    handler.begin(first: first, last: last, continuation: continuation) { start.cancel() }
                     let started = start.start {
                         let task = client.execute(request: request, delegate: delegate)
                         task.futureResult.whenComplete { result in delegate.finish(result) }

@@ -30,6 +30,11 @@ enum HostileAnswer: Sendable {
     /// A 200 that announces a large body and then sends one byte every `interval` (until the client hangs up, or
     /// 10 minutes).
     case drip(interval: Duration)
+    /// An error answer (`status`, JSON) whose chunked body never ends (until the client hangs up, or 8 GiB).
+    case endlessError(status: Int)
+    /// An error answer (`status`, JSON) that announces a large body and then sends one byte every `interval`, until
+    /// the client hangs up or `lasting` has passed (then the connection closes).
+    case drippingError(status: Int, interval: Duration, lasting: Duration)
 
     /// A JSON answer.
     static func json(_ status: Int, _ text: String, headers: [(String, String)] = []) -> HostileAnswer {
@@ -72,6 +77,10 @@ final class HostileHTTPServer: Sendable {
     /// Every request answered so far, in order: `METHOD path`.
     var requests: [String] { log.entries }
 
+    /// Bytes of endless and dripping bodies sent so far (what a client read, or the kernel took for it, before it
+    /// hung up).
+    var bodyBytesSent: Int { log.bodyBytes }
+
     private func acceptLoop() {
         while true {
             let connection = accept(listener, nil, nil)
@@ -103,28 +112,44 @@ final class HostileHTTPServer: Sendable {
                 + "Content-Encoding: gzip\r\nContent-Length: \(body.count)\r\n\r\n"
             _ = RawHTTP.sendAll(fd, Data(head.utf8) + body)
         case .endlessChunked:
-            let head =
-                "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                + "Transfer-Encoding: chunked\r\n\r\n"
-            guard RawHTTP.sendAll(fd, Data(head.utf8)) else { return }
-            let size = 64 << 10
-            let chunk =
-                Data(String(size, radix: 16).utf8) + Data("\r\n".utf8)
-                + Data(repeating: UInt8(ascii: " "), count: size) + Data("\r\n".utf8)
-            for _ in 0..<((8 << 30) / size) {
-                guard RawHTTP.sendAll(fd, chunk) else { return }
-            }
+            sendEndless(fd, status: 200)
+        case .endlessError(let status):
+            sendEndless(fd, status: status)
         case .drip(let interval):
-            let head =
-                "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                + "Content-Length: 100000000\r\n\r\n"
-            guard RawHTTP.sendAll(fd, Data(head.utf8)) else { return }
-            let deadline = ContinuousClock.now + .seconds(600)
-            while ContinuousClock.now < deadline, RawHTTP.sendAll(fd, Data(" ".utf8)) {
-                Thread.sleep(
-                    forTimeInterval: Double(interval.components.seconds)
-                        + Double(interval.components.attoseconds) / 1e18)
-            }
+            sendDrip(fd, status: 200, interval: interval, lasting: .seconds(600))
+        case .drippingError(let status, let interval, let lasting):
+            sendDrip(fd, status: status, interval: interval, lasting: lasting)
+        }
+    }
+
+    /// A chunked JSON body of whitespace, 64 KiB a chunk, until the client hangs up or 8 GiB.
+    private func sendEndless(_ fd: Int32, status: Int) {
+        let head =
+            "HTTP/1.1 \(status) Hostile\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            + "Transfer-Encoding: chunked\r\n\r\n"
+        guard RawHTTP.sendAll(fd, Data(head.utf8)) else { return }
+        let size = 64 << 10
+        let chunk =
+            Data(String(size, radix: 16).utf8) + Data("\r\n".utf8)
+            + Data(repeating: UInt8(ascii: " "), count: size) + Data("\r\n".utf8)
+        for _ in 0..<((8 << 30) / size) {
+            guard RawHTTP.sendAll(fd, chunk) else { return }
+            log.count(size)
+        }
+    }
+
+    /// 100,000,000 bytes announced, then one byte every `interval` until the client hangs up or `lasting` passed.
+    private func sendDrip(_ fd: Int32, status: Int, interval: Duration, lasting: Duration) {
+        let head =
+            "HTTP/1.1 \(status) Hostile\r\nConnection: close\r\nContent-Type: application/json\r\n"
+            + "Content-Length: 100000000\r\n\r\n"
+        guard RawHTTP.sendAll(fd, Data(head.utf8)) else { return }
+        let deadline = ContinuousClock.now + lasting
+        while ContinuousClock.now < deadline, RawHTTP.sendAll(fd, Data(" ".utf8)) {
+            log.count(1)
+            Thread.sleep(
+                forTimeInterval: Double(interval.components.seconds)
+                    + Double(interval.components.attoseconds) / 1e18)
         }
     }
 
@@ -218,11 +243,24 @@ private struct BitWriter {
 private final class RequestLog: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [String] = []
+    private var bytes = 0
 
     func append(_ entry: String) {
         lock.lock()
         items.append(entry)
         lock.unlock()
+    }
+
+    func count(_ sent: Int) {
+        lock.lock()
+        bytes += sent
+        lock.unlock()
+    }
+
+    var bodyBytes: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return bytes
     }
 
     var entries: [String] {
