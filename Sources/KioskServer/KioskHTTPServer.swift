@@ -145,7 +145,7 @@ public struct KioskHTTPServer: Sendable {
             faults: faults, now: now
         ).register(on: router)
         SubchunkRoutes(
-            access: contentAccess, subchunks: SubchunkService(access: contentAccess, cache: SubchunkCache()),
+            access: contentAccess, subchunks: SubchunkService(access: contentAccess, cutter: SubchunkCutter(metrics: metrics)),
             metrics: metrics
         ).register(on: router)
         if let faults = configuration.faults {

@@ -22,6 +22,11 @@ struct RefusalRenderingTests {
         let limit = JSONIO.errorResponse(GrantRefusal.installationLimit(installations: 3))
         #expect(limit.status.code == 403)
         #expect(limit.headers[.retryAfter] == nil)
+
+        // A code APIErrorCode does not list yet, with its own status.
+        let crowded = JSONIO.errorResponse(SubchunkBusyRefusal.purchase(limit: 256))
+        #expect(crowded.status == .tooManyRequests)
+        #expect(crowded.headers[.retryAfter] == "1")
     }
 
     @Test func theStoreRefusalsKeepTheirCodesAndReasons() {

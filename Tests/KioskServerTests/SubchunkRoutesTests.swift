@@ -153,6 +153,35 @@ struct SubchunkRoutesTests {
         }
     }
 
+    /// 16 copies of one request, sent at once with one token, cut each chunk once: the server reads the chunks'
+    /// bytes once, not once per copy (#27 flaw 5).
+    @Test func concurrentIdenticalRequestsReadEachChunkOnce() async throws {
+        let file = FileChunkingTests.randomBytes(16 << 20, seed: 27)
+        try await T.with(files: [Self.bigPath: file]) { server in
+            let chunks = try #require(try server.manifestFile(Self.bigPath).grantChunks)
+            let target =
+                T.subchunksPath(Self.bigPath) + "?chunks=" + chunks.indices.map(String.init).joined(separator: ",")
+            let token = try server.token()
+            let answers = try await withThrowingTaskGroup(of: (status: Int, body: Data).self) { group in
+                for _ in 0..<16 {
+                    group.addTask {
+                        let response = try await server.get(target, token: token)
+                        return (response.status, response.body)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.map(\.status) == Array(repeating: 200, count: 16))
+            #expect(Set(answers.map(\.body)).count == 1, "every copy gets the same answer")
+            let bytes = chunks.reduce(0) { $0 + $1.length }
+            let work = server.server.metrics.subchunkWorkSoFar
+            #expect(
+                work.bytes == bytes,
+                "16 requests for \(chunks.count) chunks of \(bytes) bytes read \(work.bytes) bytes")
+            #expect(work.chunks == chunks.count, "\(chunks.count) chunks were cut \(work.chunks) times")
+        }
+    }
+
     @Test func theAnswerIsSnakeCaseJSONWithAbsoluteOffsets() async throws {
         try await T.with(files: Self.files) { server in
             let chunks = try #require(try server.manifestFile(Self.bigPath).grantChunks)
@@ -311,7 +340,7 @@ struct SubchunkServiceTests {
     @Test func aChunkThatNoLongerHashesAsCatalogedIsRefused() async throws {
         let (content, big, file, opened) = try await openedFile(seed: 5)
         defer { withExtendedLifetime(content) {} }
-        let before = try await SubchunkService.subchunks(of: opened, chunks: [1, 0], cache: SubchunkCache())
+        let before = try await SubchunkCutter().subchunks(of: opened, chunks: [1, 0], for: Self.claims())
         #expect(before.chunks.map(\.index) == [1, 0])
 
         // One byte of chunk 1 flipped through the descriptor's file: chunk 0 still cuts, chunk 1 is refused.
@@ -320,16 +349,16 @@ struct SubchunkServiceTests {
         try handle.seek(toOffset: UInt64(second.offset + 10))
         try handle.write(contentsOf: Data([big[Int(second.offset) + 10] ^ 0xFF]))
         try handle.close()
-        #expect(try await SubchunkService.subchunks(of: opened, chunks: [0], cache: SubchunkCache()).chunks.count == 1)
+        #expect(try await SubchunkCutter().subchunks(of: opened, chunks: [0], for: Self.claims()).chunks.count == 1)
         await #expect(throws: ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")) {
-            try await SubchunkService.subchunks(of: opened, chunks: [0, 1], cache: SubchunkCache())
+            try await SubchunkCutter().subchunks(of: opened, chunks: [0, 1], for: Self.claims())
         }
         // Truncated: the chunk's bytes are no longer all there.
         let truncating = try FileHandle(forWritingTo: URL(fileURLWithPath: file.absolutePath))
         try truncating.truncate(atOffset: UInt64(second.offset))
         try truncating.close()
         await #expect(throws: ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")) {
-            try await SubchunkService.subchunks(of: opened, chunks: [1], cache: SubchunkCache())
+            try await SubchunkCutter().subchunks(of: opened, chunks: [1], for: Self.claims())
         }
         let refusal = ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")
         #expect(refusal.status.code == 500 && refusal.errorReason == "file_changing")
@@ -341,17 +370,74 @@ struct SubchunkServiceTests {
         let (content, _, file, opened) = try await openedFile(seed: 6)
         defer { withExtendedLifetime(content) {} }
         let cache = SubchunkCache()
-        let first = try await SubchunkService.subchunks(of: opened, chunks: [1], cache: cache)
+        let first = try await SubchunkCutter(cache: cache).subchunks(of: opened, chunks: [1], for: Self.claims())
         #expect(cache.count == 1)
 
         // The file is cut short behind the catalog: a fresh cache must read it and refuses; this one does not read.
         let truncating = try FileHandle(forWritingTo: URL(fileURLWithPath: file.absolutePath))
         try truncating.truncate(atOffset: 0)
         try truncating.close()
-        #expect(try await SubchunkService.subchunks(of: opened, chunks: [1], cache: cache) == first)
+        #expect(try await SubchunkCutter(cache: cache).subchunks(of: opened, chunks: [1], for: Self.claims()) == first)
         await #expect(throws: ContentRefusal.fileChanging(productID: "com.example.delta", path: "Contents/big.bin")) {
-            try await SubchunkService.subchunks(of: opened, chunks: [1], cache: SubchunkCache())
+            try await SubchunkCutter().subchunks(of: opened, chunks: [1], for: Self.claims())
         }
+    }
+
+    /// The claims of a token of purchase `purchase`, told apart from the purchase's other tokens by `expiry`.
+    static func claims(expiry: Int64 = 1, purchase: String = "2000000000000001") -> GrantClaims {
+        GrantClaims(
+            productID: "com.example.delta", contentVersion: "1.0", transactionID: "\(expiry)", expiresAt: expiry,
+            originalTransactionID: purchase)
+    }
+
+    /// Chunks being cut count once per token and once per purchase however many requests wait for them; a request
+    /// that would take either over its bound is refused, and answered chunks make room again.
+    @Test func chunksBeingCutAreBoundedPerTokenAndPerPurchase() throws {
+        let bounds = SubchunkWorkBounds(tokenLimit: 3, purchaseLimit: 4)
+        let keys = (0..<6).map {
+            ChunkCutFlights.Key(
+                path: "/f", offset: Int64($0), digest: SHA256Digest(SHA256.hash(data: Data([UInt8($0)]))))
+        }
+        let token = Self.claims(expiry: 1)
+        let first = try bounds.admit(Set(keys[0..<3]), for: token)
+        let copy = try bounds.admit(Set(keys[0..<3]), for: token)
+        #expect(bounds.inFlight(for: token) == (3, 3), "a copy of a request joins its chunks: counted once")
+        #expect(throws: SubchunkBusyRefusal.token(limit: 3)) { try bounds.admit([keys[3]], for: token) }
+
+        // Another token of the same purchase: its own bound, and the purchase's.
+        let other = Self.claims(expiry: 2)
+        let second = try bounds.admit([keys[3]], for: other)
+        #expect(throws: SubchunkBusyRefusal.purchase(limit: 4)) { try bounds.admit([keys[4]], for: other) }
+        let joining = try bounds.admit([keys[0]], for: other)
+        #expect(bounds.inFlight(for: other) == (2, 4), "a chunk the purchase waits for already costs it nothing")
+        // Another purchase is not held back.
+        let elsewhere = try bounds.admit(Set(keys[3..<6]), for: Self.claims(expiry: 1, purchase: "2000000000000009"))
+
+        bounds.release(first)
+        #expect(bounds.inFlight(for: token) == (3, 4), "the copy still waits")
+        bounds.release(copy)
+        #expect(bounds.inFlight(for: token) == (0, 2))
+        _ = try bounds.admit([keys[4]], for: other)
+        for admission in [second, joining, elsewhere] { bounds.release(admission) }
+    }
+
+    /// Past its bound a request is refused with 429 `too_many_requests` and `Retry-After`, before reading anything;
+    /// chunks already cut do not count.
+    @Test func aRequestOverTheBoundIsRefusedWith429() async throws {
+        let (content, _, _, opened) = try await openedFile(seed: 7)
+        defer { withExtendedLifetime(content) {} }
+        let metrics = ServerMetrics()
+        let cutter = SubchunkCutter(bounds: SubchunkWorkBounds(tokenLimit: 1, purchaseLimit: 1), metrics: metrics)
+        let refusal = SubchunkBusyRefusal.token(limit: 1)
+        await #expect(throws: refusal) { try await cutter.subchunks(of: opened, chunks: [0, 1], for: Self.claims()) }
+        #expect(metrics.subchunkWorkSoFar.bytes == 0)
+        _ = try await cutter.subchunks(of: opened, chunks: [0], for: Self.claims())
+        _ = try await cutter.subchunks(of: opened, chunks: [1], for: Self.claims())
+        #expect(try await cutter.subchunks(of: opened, chunks: [0, 1], for: Self.claims()).chunks.count == 2)
+        #expect(metrics.subchunkWorkSoFar.chunks == 2)
+        #expect(refusal.status.code == 429 && refusal.envelopeCode == "too_many_requests")
+        #expect(refusal.headers == ["Retry-After": "1"] && refusal.errorReason == "token_busy")
+        #expect(SubchunkBusyRefusal.purchase(limit: 256).errorReason == "purchase_busy")
     }
 
     @Test func theCacheForgetsTheOldestChunkWhenFull() {

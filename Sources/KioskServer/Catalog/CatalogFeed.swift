@@ -8,6 +8,10 @@ import KioskCore
 /// Answers are pages of at most `limit` entries: products first, in catalog order, then removed IDs in ID order.
 /// Every page reports the catalog tag of the walk's first page (`catalog_etag`): an app stores it once the walk is
 /// complete and sends it as `since` next time, so whatever changed during the walk is sent again then.
+///
+/// What changed since a tag is worked out once per snapshot (``CatalogChangeSets``) and each page is a slice of it,
+/// so a page costs the entries it sends whatever its `limit` or cursor: a flood of distinct cursors costs no more
+/// than plain pages.
 struct CatalogFeed {
     let catalog: EncodedCatalog
     let history: CatalogHistory
@@ -33,7 +37,8 @@ struct CatalogFeed {
             }
         }
         return catalog.answers.representation(for: "c\u{0}\(limit)\u{0}\(since)\u{0}" + (cursorText ?? "")) {
-            changesPage(history.changes(since: since) ?? ([], [], []), after: position, limit: limit)
+            changesPage(
+                catalog.changeSets.changes(since: since, history: history, in: catalog), after: position, limit: limit)
         }
     }
 
@@ -60,36 +65,31 @@ struct CatalogFeed {
             products: (start..<end).map(catalog.fragment(at:)), removed: [], next: next)
     }
 
-    private func changesPage(
-        _ changes: (added: Set<String>, changed: Set<String>, removed: Set<String>), after position: CatalogCursor,
-        limit: Int
-    ) -> Data {
+    /// The page after `position` of `changes`: a slice found by binary search, so that its cost is that of the
+    /// entries it sends, whatever the walk's `limit` and however far it is.
+    private func changesPage(_ changes: CatalogChangeSet, after position: CatalogCursor, limit: Int) -> Data {
         var next: CatalogCursor?
         var added: [Data] = []
         var changed: [Data] = []
         var removed: [String] = []
         if position.removed == nil {
-            let after = position.key
-            let positions = changes.added.union(changes.changed).compactMap(catalog.position(of:))
-                .filter { after.map(catalog.key(at: $0).isAfter) ?? true }.sorted()
-            for index in positions.prefix(limit) {
-                let id = catalog.key(at: index).id
-                if changes.added.contains(id) {
-                    added.append(catalog.fragment(at: index))
-                } else {
-                    changed.append(catalog.fragment(at: index))
-                }
+            let start = changes.firstProduct(after: position.key, in: catalog)
+            let end = min(start + limit, changes.positions.count)
+            for entry in start..<end {
+                let fragment = catalog.fragment(at: changes.positions[entry])
+                if changes.added[entry] { added.append(fragment) } else { changed.append(fragment) }
             }
-            if positions.count > limit {
-                next = CatalogCursor(after: catalog.key(at: positions[limit - 1]))
+            if end < changes.positions.count {
+                next = CatalogCursor(after: catalog.key(at: changes.positions[end - 1]))
             }
         }
         let room = limit - added.count - changed.count
         if next == nil {
             let after = position.removed ?? ""
-            let pending = changes.removed.filter { $0 > after }.sorted()
-            removed = Array(pending.prefix(room))
-            if pending.count > room {
+            let start = changes.firstRemoval(after: after)
+            let end = min(start + room, changes.removed.count)
+            removed = Array(changes.removed[start..<end])
+            if end < changes.removed.count {
                 next = CatalogCursor(after: nil)
                 next?.removed = removed.last ?? after
             }
@@ -123,9 +123,4 @@ struct CatalogFeed {
         body.append(UInt8(ascii: "}"))
         return body
     }
-}
-
-extension CatalogKey {
-    /// Whether this key comes after `other` in catalog order.
-    func isAfter(_ other: CatalogKey) -> Bool { other < self }
 }

@@ -82,6 +82,8 @@ public struct EncodedCatalog: Sendable {
     private let index: [String: Int]
     /// Assembled answers of this snapshot.
     let answers = AnswerCache()
+    /// What changed since each `since` tag the change feed was asked for, up to this snapshot.
+    let changeSets = CatalogChangeSets()
 
     /// Encodes `products` (in catalog order).
     init(products: [CatalogProduct]) {

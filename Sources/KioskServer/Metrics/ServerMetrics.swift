@@ -12,6 +12,8 @@ public final class ServerMetrics: Sendable {
     /// Bytes of content written to clients.
     private let contentBytesSent: CoreMetrics.Counter
     private let contentBytesSentTotal = NIOLockedValueBox<Int64>(0)
+    /// Bytes read from content files to cut chunks into subchunks, and the chunks cut.
+    private let subchunkWork = NIOLockedValueBox<(bytes: Int64, chunks: Int)>((0, 0))
     /// Content responses streaming right now.
     public let activeStreams: CoreMetrics.Meter
 
@@ -34,6 +36,18 @@ public final class ServerMetrics: Sendable {
     func countSubchunkBytes(_ count: Int) {
         Counter(label: "kiosk_subchunk_bytes_sent_total", factory: factory).increment(by: count)
     }
+
+    /// Counts one chunk read (`bytes` of a content file) and cut into subchunks: the work a subchunk answer costs when
+    /// the chunk is not cached.
+    func countChunkCut(bytes: Int) {
+        Counter(label: "kiosk_subchunk_bytes_read_total", factory: factory).increment(by: bytes)
+        Counter(label: "kiosk_subchunk_chunks_cut_total", factory: factory).increment()
+        subchunkWork.withLockedValue { $0 = ($0.bytes + Int64(bytes), $0.chunks + 1) }
+    }
+
+    /// The bytes read and the chunks cut for subchunk answers since the server started (what tests use to prove
+    /// that concurrent requests for the same chunks cut each one once).
+    var subchunkWorkSoFar: (bytes: Int64, chunks: Int) { subchunkWork.withLockedValue { $0 } }
 
     /// All content bytes written to clients since the server started (what tests use to prove that a resumed
     /// download did not fetch bytes again).
