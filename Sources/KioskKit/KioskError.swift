@@ -155,7 +155,7 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         let fallbackCode: String =
             switch status {
             case 404: APIErrorCode.notFound.rawValue
-            case 429: "too_many_requests"
+            case 429: APIErrorCode.tooManyRequests.rawValue
             case 500...599: "server_error"
             default: "http_\(status)"
             }

@@ -435,7 +435,7 @@ struct SubchunkServiceTests {
         _ = try await cutter.subchunks(of: opened, chunks: [1], for: Self.claims())
         #expect(try await cutter.subchunks(of: opened, chunks: [0, 1], for: Self.claims()).chunks.count == 2)
         #expect(metrics.subchunkWorkSoFar.chunks == 2)
-        #expect(refusal.status.code == 429 && refusal.envelopeCode == "too_many_requests")
+        #expect(refusal.status.code == 429 && refusal.errorCode == .tooManyRequests)
         #expect(refusal.headers == ["Retry-After": "1"] && refusal.errorReason == "token_busy")
         #expect(SubchunkBusyRefusal.purchase(limit: 256).errorReason == "purchase_busy")
     }

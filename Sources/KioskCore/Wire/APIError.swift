@@ -19,6 +19,7 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case transactionInvalid = "transaction_invalid"
     case transactionRevoked = "transaction_revoked"
     case installationLimit = "installation_limit"
+    case tooManyRequests = "too_many_requests"
     case internalError = "internal_error"
 
     /// The HTTP status the server answers this code with.
@@ -34,6 +35,7 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
         case .preconditionFailed: 412
         case .payloadTooLarge: 413
         case .rangeNotSatisfiable: 416
+        case .tooManyRequests: 429
         case .storeMisconfigured, .internalError: 500
         case .storeUnavailable: 503
         }

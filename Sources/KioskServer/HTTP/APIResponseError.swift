@@ -15,11 +15,6 @@ public protocol APIResponseError: Error, Sendable {
     var errorReason: String? { get }
     /// Extra response headers (`WWW-Authenticate`, `Retry-After`, `Content-Range`); none by default.
     var headers: [String: String] { get }
-    /// The envelope's `code` as sent: ``errorCode``'s by default. A refusal whose code ``APIErrorCode`` does not
-    /// list (``SubchunkBusyRefusal``'s `too_many_requests`) sends its own, with its own ``status``.
-    var envelopeCode: String { get }
-    /// The HTTP status the API answers with: ``errorCode``'s by default.
-    var status: HTTPResponse.Status { get }
 }
 
 extension APIResponseError {
@@ -27,9 +22,7 @@ extension APIResponseError {
     public var errorReason: String? { nil }
     /// No extra headers.
     public var headers: [String: String] { [:] }
-    /// The code's own string.
-    public var envelopeCode: String { errorCode.rawValue }
-    /// The code's status.
+    /// The HTTP status the API answers with: the code's.
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: errorCode.httpStatus) }
 }
 

@@ -21,7 +21,7 @@ enum JSONIO {
         for (name, value) in error.headers {
             if let field = HTTPField.Name(name) { headers[field] = value }
         }
-        var envelope = APIErrorEnvelope(code: error.envelopeCode, message: error.message)
+        var envelope = APIErrorEnvelope(code: error.errorCode, message: error.message)
         envelope.error.reason = error.errorReason
         let status = error.status
         // Encoding two strings cannot fail.

@@ -1,4 +1,3 @@
-import HTTPTypes
 import KioskCore
 
 /// Why ``SubchunkService`` does not take a request now: the token, or the purchase it belongs to, already has as
@@ -9,21 +8,11 @@ public enum SubchunkBusyRefusal: Error, Sendable, Hashable {
     case token(limit: Int)
     /// The purchase has `limit` chunks being cut, all its tokens together.
     case purchase(limit: Int)
-
-    /// The envelope code: 429 has none in ``APIErrorCode`` yet.
-    static let code = "too_many_requests"
 }
 
 extension SubchunkBusyRefusal: APIResponseError {
-    /// `bad_request`, the known code nearest to it (the client asked too much), for code that switches on
-    /// ``APIErrorCode``; the envelope sends ``code`` with ``status``.
-    public var errorCode: APIErrorCode { .badRequest }
-
-    /// `too_many_requests`.
-    public var envelopeCode: String { Self.code }
-
-    /// 429 Too Many Requests.
-    public var status: HTTPResponse.Status { .tooManyRequests }
+    /// `too_many_requests`, 429.
+    public var errorCode: APIErrorCode { .tooManyRequests }
 
     /// `token_busy` or `purchase_busy`: which bound was reached.
     public var errorReason: String? {
