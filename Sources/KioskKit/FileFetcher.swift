@@ -324,8 +324,10 @@ final class URLSessionSegmentTransport: SegmentTransport {
             base: sessionConfiguration, timeout: timeout, cookies: false)
         configuration.httpMaximumConnectionsPerHost = maximumConnections
         let router = TransferRouter()
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
+        // Bounded: swift-corelibs-foundation hands each received piece to the delegate queue without waiting, so a
+        // body that does not end (an error answer) would pile up there faster than it is read, and be read on long
+        // after the handler asked to cancel.
+        let queue = BoundedOperationQueue(limit: 16)
         queue.name = "KioskKit.FileFetcher"
         self.timeout = timeout
         self.router = router
@@ -411,27 +413,42 @@ enum SegmentOutcome: Sendable {
     case fileChanged
 }
 
-/// The session delegate: routes each task's callbacks to its ``TransferHandler``.
+/// The session delegate: routes each task's callbacks to its ``TransferHandler``, and cancels a task once its
+/// handler wants no more of it.
 ///
 /// `@unchecked Sendable`: its only state is the `Locked` table; URLSession calls it on the serial delegate queue.
 final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    private let handlers = Locked<[Int: TransferHandler]>([:])
+    private struct Routes {
+        var handlers: [Int: TransferHandler] = [:]
+        /// Tasks whose cancellation was asked for (once each).
+        var stopping: Set<Int> = []
+    }
+
+    private let routes = Locked(Routes())
 
     func register(_ handler: TransferHandler, for identifier: Int) {
-        handlers.withLock { $0[identifier] = handler }
+        routes.withLock { $0.handlers[identifier] = handler }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let handler = handlers.withLock({ $0[dataTask.taskIdentifier] }),
-            !handler.receive(data, response: dataTask.response)
+        let identifier = dataTask.taskIdentifier
+        guard let handler = routes.withLock({ $0.handlers[identifier] }),
+            !handler.receive(data, response: dataTask.response),
+            routes.withLock({ $0.stopping.insert(identifier).inserted })
         else { return }
-        // Off the delegate queue: some swift-corelibs-foundation versions cancel synchronously on the session's own
-        // queue, which a fast body keeps busy handing pieces to this one.
-        DispatchQueue.global().async { dataTask.cancel() }
+        // Once, and off the delegate queue: swift-corelibs-foundation cancels synchronously on the session's queue,
+        // which may be waiting for this one (BoundedOperationQueue).
+        TransferHandler.stops.async { dataTask.cancel() }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let handler = handlers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        let identifier = task.taskIdentifier
+        guard
+            let handler = routes.withLock({ routes in
+                routes.stopping.remove(identifier)
+                return routes.handlers.removeValue(forKey: identifier)
+            })
+        else { return }
         handler.complete(response: task.response, error: error)
     }
 
@@ -473,6 +490,9 @@ final class TransferHandler: @unchecked Sendable {
     /// The longest an error answer may take, from its status line to its last byte: ``errorAnswerDeadline``, at
     /// most this (a body that drips a byte now and then never reaches ``errorBodyLimit`` and never idles out).
     static let maximumErrorAnswerDeadline: TimeInterval = 10
+    /// Where requests are stopped (a cancel may wait for the transport's own queue). A serial queue of its own gets
+    /// a thread even when the global queue's few threads (one per CPU) are all busy, so a stop never waits for them.
+    static let stops = DispatchQueue(label: "KioskKit.TransferHandler.stops")
 
     static let blockSize = 1 << 20
     /// The block size of a chunk's transfer: several chunks of one file are in flight at once, each with blocks of
@@ -500,6 +520,8 @@ final class TransferHandler: @unchecked Sendable {
     /// Bytes of the file received so far (written, in flight to the I/O queue, or in the current block).
     private(set) var received: Int64
     private var errorBody = Data()
+    /// Whether the current request's error answer was cut at its limit and answered before its task ended.
+    private var answeredEarly = false
     private var failure: KioskError?
     private var entityTag: String?
     private var lastProgress: UInt64 = 0
@@ -667,7 +689,7 @@ final class TransferHandler: @unchecked Sendable {
     private func startErrorAnswerDeadline() {
         let request = errorAnswer.withLock { $0.request }
         let deadline = DispatchTime.now() + errorAnswerDeadline
-        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in
+        Self.stops.asyncAfter(deadline: deadline) { [weak self] in
             guard let stop = self?.errorAnswer.withLock({ $0.cut(request: request) }) else { return }
             stop()
         }
@@ -689,11 +711,17 @@ final class TransferHandler: @unchecked Sendable {
         switch mode {
         case .undecided, .failed, .fileChanged:
             return false
-        case .errorBody:
+        case .errorBody(let status):
             errorBody.append(contentsOf: chunk.prefix(Self.errorBodyLimit - errorBody.count))
             guard errorBody.count >= Self.errorBodyLimit else { return true }
-            // Enough to read the envelope: the rest is not read (the request is cancelled, and ends as its status).
-            _ = errorAnswer.withLock { $0.cut(request: $0.request) }
+            // Enough to read the envelope: the rest is not read. The request is cancelled and ends here, as its
+            // status: swift-corelibs-foundation's URLSession acts on a cancel only once the socket has nothing more
+            // to read, seconds later on a fast body, so the answer does not wait for the task's end.
+            if errorAnswer.withLock({ $0.cut(request: $0.request) }) != nil, let continuation {
+                self.continuation = nil
+                answeredEarly = true
+                continuation.resume(throwing: errorAnswerFailure(status: status, response: response))
+            }
             return false
         case .content:
             break
@@ -800,10 +828,22 @@ final class TransferHandler: @unchecked Sendable {
         written += Int64(bytes.count)
     }
 
+    /// The error an error answer of `status` stands for, from the body kept and the response's `Retry-After`.
+    private func errorAnswerFailure(status: Int, response: URLResponse?) -> KioskError {
+        let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After")
+        return KioskError.fromResponse(
+            status: status, body: errorBody, retryAfter: RetryAfter.seconds(from: retryAfter))
+    }
+
     /// The request ended.
     func complete(response: URLResponse?, error: (any Error)?) {
         // An error answer cut at its limit or deadline ended as its status, not as the cancellation that cut it.
         let error = errorAnswer.withLock { $0.end() } ? nil : error
+        guard !answeredEarly else {
+            // Cut at its limit: answered already.
+            answeredEarly = false
+            return
+        }
         if error == nil { decide(response) }
         let continuation = self.continuation
         self.continuation = nil
@@ -828,10 +868,7 @@ final class TransferHandler: @unchecked Sendable {
         }
         switch mode {
         case .errorBody(let status):
-            let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After")
-            continuation.resume(
-                throwing: KioskError.fromResponse(
-                    status: status, body: errorBody, retryAfter: RetryAfter.seconds(from: retryAfter)))
+            continuation.resume(throwing: errorAnswerFailure(status: status, response: response))
         case .content:
             guard received == segmentLast + 1 else {
                 continuation.resume(

@@ -10,7 +10,12 @@ import Testing
 @Suite("Chunked downloads")
 struct ChunkedDownloadTests {
     static let product = "com.example.a"
-    static let parameters = ChunkingParameters(minimum: 64, average: 256, maximum: 1024)
+    /// The smallest chunking a grant may announce (``GrantLimits/chunkingBounds``), with a 256 KiB maximum.
+    static let parameters = ChunkingParameters(minimum: 16 << 10, average: 64 << 10, maximum: 256 << 10)
+
+    /// Chunk lengths in units of 256 bytes, so that a handful of chunks fits the bounds on how many cuts a file of
+    /// their length allows (one per `minimum`, 16 KiB).
+    static func scaled(_ lengths: [Int64]) -> [Int64] { lengths.map { $0 << 8 } }
 
     static func hex(_ byte: UInt8) -> String { String(repeating: String(format: "%02x", byte), count: 32) }
 
@@ -45,7 +50,7 @@ struct ChunkedDownloadTests {
     // MARK: - Validation
 
     @Test func contiguousChunksWithinTheLimitsAreAccepted() {
-        let file = Self.file([100, 1024, 64, 7])
+        let file = Self.file(Self.scaled([100, 1024, 64, 7]))
         #expect(Self.refusal(Self.grant([file])) == nil)
         #expect(GrantValidation.chunks(of: file, in: Self.grant([file])) == file.chunks)
     }
@@ -56,7 +61,7 @@ struct ChunkedDownloadTests {
         "shortHash", "notHex", "tooMany",
     ])
     func aBadChunkListIsAnInvalidResponse(_ flaw: String) throws {
-        var file = Self.file([100, 200, 300])
+        var file = Self.file(Self.scaled([100, 200, 300]))
         var chunks = try #require(file.chunks)
         switch flaw {
         case "gap": chunks[1].offset += 1
@@ -67,12 +72,12 @@ struct ChunkedDownloadTests {
         case "empty": chunks = []
         case "zeroLength": chunks.insert(GrantChunk(offset: 0, length: 0, sha256: Self.hex(9)), at: 0)
         case "overMaximum":
-            file = Self.file([1025])
+            file = Self.file(Self.scaled([1025]))
             chunks = try #require(file.chunks)
         case "shortHash": chunks[1].sha256.removeLast()
         case "notHex": chunks[1].sha256 = String(repeating: "g", count: 64)
         case "tooMany":
-            // 600 bytes in 1-byte chunks: more than 600 / minimum (64) + 1 cuts allow.
+            // 600 1-byte chunks: more than the file's length / minimum (16 KiB) + 1 cuts allow.
             chunks = (0..<600).map { GrantChunk(offset: Int64($0), length: 1, sha256: Self.hex(1)) }
         default: Issue.record("unknown flaw \(flaw)")
         }
@@ -86,7 +91,7 @@ struct ChunkedDownloadTests {
     }
 
     @Test func theGrantsChunkCountIsCapped() {
-        let files = (0..<3).map { Self.file([100, 100], path: "Contents/\($0).bin") }
+        let files = (0..<3).map { Self.file(Self.scaled([100, 100]), path: "Contents/\($0).bin") }
         #expect(Self.refusal(Self.grant(files), limits: GrantLimits(maximumChunkCount: 6)) == nil)
         let error = Self.refusal(Self.grant(files), limits: GrantLimits(maximumChunkCount: 5))
         guard case .invalidResponse? = error else {
@@ -213,7 +218,7 @@ struct ChunkedDownloadTests {
         switch change {
         case "otherHash": newFile.sha256 = Self.hex(0xdd)
         case "otherCuts": newFile = Self.file([150, 150, 300])
-        case "otherChunking": chunking.average = 512
+        case "otherChunking": chunking.average = 128 << 10
         case "gone": newFile.path = "Contents/b.bin"
         default: break
         }
