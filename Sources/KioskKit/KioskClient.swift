@@ -116,6 +116,8 @@ public actor KioskClient {
     private nonisolated let journal: Journal
     private nonisolated let fileSystem: any KioskFileSystem
     private nonisolated let markers: ContentMarkers
+    /// This client's ownership of the cache root, released by ``close()`` (or when the client goes away).
+    private nonisolated let rootLock: CacheRootLock
     private nonisolated let broadcaster = EventBroadcaster()
     /// The Foundation `Progress` of each download that ``progress(for:)-(String)`` has handed out.
     nonisolated let progressReporters = ProgressReporters()
@@ -155,13 +157,14 @@ public actor KioskClient {
     ///
     /// - Parameters:
     ///   - serverURL: the Kiosk server (default ``defaultServerURL``).
-    ///   - cacheRoot: where to keep downloads and content (default ``CacheLayout/defaultRoot``). Use one client
-    ///     per cache root.
+    ///   - cacheRoot: where to keep downloads and content (default ``CacheLayout/defaultRoot``). One client per
+    ///     cache root: the client holds a lock on it (a `flock` on its `.lock` file) until ``close()``, and a second
+    ///     client on the same root, in this process or another, is refused.
     ///   - configuration: tunables.
     /// - Throws: ``KioskError/insecureServerURL(host:)`` for a plain `http://` server that is not loopback unless
     ///   ``Configuration/allowsInsecureHTTP`` is set; ``KioskError/invalidArgument(_:)`` when
     ///   ``Configuration/maximumConnections`` is below 1; ``KioskError/fileSystem(path:underlying:)`` when the cache
-    ///   root cannot be created.
+    ///   root cannot be created; ``KioskError/cacheRootInUse(path:)`` when another client has it open.
     public init(
         serverURL: URL = KioskClient.defaultServerURL, cacheRoot: URL = CacheLayout.defaultRoot,
         configuration: Configuration = Configuration()
@@ -179,6 +182,7 @@ public actor KioskClient {
         let fileSystem = configuration.fileSystem
         self.fileSystem = fileSystem
         try CacheFiles.createRoot(layout.root, fileSystem: fileSystem)
+        self.rootLock = try CacheRootLock(root: layout.root)
         let installationID = Self.installationID(in: layout, fileSystem: fileSystem)
         self.installationID = installationID
         let api = APIClient(
@@ -539,22 +543,27 @@ public actor KioskClient {
         await executeAwaitingStops(coordinator.cancel(download.id))
     }
 
-    /// Pauses every download that is not finished.
+    /// Pauses every download that is not finished. After ``close()`` it does nothing (a closed client writes
+    /// nothing; the next client on the cache root resumes the downloads as they were).
     public func pauseAll() async {
+        guard !isClosed else { return }
         for download in coordinator.ordered where !download.state.isTerminal {
             await executeAwaitingStops(coordinator.pause(download.id, reason: .user))
         }
     }
 
-    /// Resumes every paused download.
+    /// Resumes every paused download. After ``close()`` it does nothing.
     public func resumeAll() {
+        guard !isClosed else { return }
         for download in coordinator.ordered {
             if case .paused = download.state { execute(coordinator.resume(download.id)) }
         }
     }
 
-    /// Cancels every download that is not finished and deletes their bytes.
+    /// Cancels every download that is not finished and deletes their bytes. After ``close()`` it does nothing
+    /// (nothing is deleted or journaled).
     public func cancelAll() async {
+        guard !isClosed else { return }
         for download in coordinator.ordered where !download.state.isTerminal {
             await executeAwaitingStops(coordinator.cancel(download.id))
         }
@@ -755,8 +764,10 @@ public actor KioskClient {
         installWaiters[productID]?.remove(at: index).continuation.resume(returning: nil)
     }
 
-    /// Stops every transfer without changing its journaled state, saves the journal and ends the event
-    /// streams. A new client on the same cache root resumes where this one stopped.
+    /// Stops every transfer without changing its journaled state, saves the journal, ends the event streams and
+    /// releases the cache root. A new client on the same cache root resumes where this one stopped. After it, calls
+    /// that act throw ``KioskError/clientClosed`` (``pauseAll()``, ``resumeAll()`` and ``cancelAll()`` do nothing),
+    /// and nothing is written.
     public func close() async {
         guard !isClosed else { return }
         isClosed = true
@@ -774,6 +785,7 @@ public actor KioskClient {
         fetcher.invalidate()
         api.invalidate()
         broadcaster.finish()
+        rootLock.release()
     }
 
     // MARK: - Lifecycle internals

@@ -48,6 +48,9 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
     case insecureServerURL(host: String)
     /// The client was closed (``KioskClient/close()``): create a new one on the same cache root to go on.
     case clientClosed
+    /// Another ``KioskClient``, in this process or another, has the cache root at `path` open: one client per cache
+    /// root. Close it (or let its process end) first.
+    case cacheRootInUse(path: String)
 
     /// A stable machine code for this error, e.g. `not_entitled`, `integrity`, `insufficient_storage`.
     public var code: String {
@@ -66,6 +69,7 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .unsafeGrant: "unsafe_grant"
         case .insecureServerURL: "insecure_http"
         case .clientClosed: "client_closed"
+        case .cacheRootInUse: "cache_root_in_use"
         }
     }
 
@@ -131,6 +135,8 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .insecureServerURL(let host):
             "The server \(host) is plain http:// and not on this machine; use https:// or set allowsInsecureHTTP."
         case .clientClosed: "The KioskClient was closed; create a new one on the same cache root to go on."
+        case .cacheRootInUse(let path):
+            "Another KioskClient has the cache root \(path) open; close it first (one client per cache root)."
         }
     }
 

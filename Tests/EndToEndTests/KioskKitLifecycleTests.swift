@@ -104,6 +104,50 @@ struct KioskKitLifecycleTests {
         #expect(entitlements.entitlements.isEmpty)
     }
 
+    /// Every file under `root`, by path, with its bytes' SHA-256.
+    static func files(under root: URL) throws -> [String: String] {
+        var files: [String: String] = [:]
+        let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey])
+        while let url = enumerator?.nextObject() as? URL {
+            guard try url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile == true else { continue }
+            files[url.path] = Support.sha256(try Data(contentsOf: url))
+        }
+        return files
+    }
+
+    /// #28 item 2: `pauseAll`, `resumeAll` and `cancelAll` after `close()` used to act: `cancelAll` deleted the
+    /// staging folder and journaled `cancelled`, `pauseAll` journaled a pause that left the next client's wait
+    /// hanging. Now they do nothing: the cache root is byte for byte what `close()` left, and the next client
+    /// finishes the download.
+    @Test func theBulkCallsAfterCloseWriteNothingAndTheNextClientFinishes() async throws {
+        try await TestServer.with(configure: { $0.faults = .spec(try! FaultSpec(parsing: "throttle=1MiB/s")) }) {
+            server in
+            let product = "com.example.kiosk.test.closed"
+            let hashes = try await Support.publish(
+                product, version: "1.0", files: ["Contents/a.bin": Support.randomData(3 << 20)], on: server)
+            let purchase = try await server.buy(product)
+            let root = server.makeScratchDirectory()
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            _ = try await client.enqueue(productID: product, receipt: purchase.receiptData)
+            try await Support.eventually("bytes on disk") {
+                (await client.download(for: product)?.progress.bytesWritten ?? 0) > 0
+            }
+            await client.close()
+            let closed = try Self.files(under: root)
+            #expect(closed.keys.contains { $0.hasSuffix("journal.json") })
+
+            await client.pauseAll()
+            await client.resumeAll()
+            await client.cancelAll()
+            #expect(try Self.files(under: root) == closed)
+
+            let next = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            let content = try await next.waitUntilInstalled(productID: product)
+            try Support.expectInstalled(content, hashes: hashes)
+            await next.close()
+        }
+    }
+
     @Test func everyCallAfterCloseThrowsClientClosedAndReadsKeepTheLastState() async throws {
         try await TestServer.with { server in
             let purchase = try await server.buy(Sample.book)
