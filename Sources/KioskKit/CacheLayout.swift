@@ -50,7 +50,9 @@ public struct CacheLayout: Sendable, Hashable {
     /// The staging folder of all downloads.
     public var stagingRoot: URL { root.appendingPathComponent("Staging", isDirectory: true) }
     /// The folder of all installed content.
-    public var contentRoot: URL { root.appendingPathComponent("Content", isDirectory: true) }
+    public var contentRoot: URL { root.appendingPathComponent(Self.contentFolderName, isDirectory: true) }
+    /// The name of ``contentRoot`` in the cache root.
+    static let contentFolderName = "Content"
     /// The folder of the previous versions kept by updates (see
     /// ``KioskClient/update(productID:proof:priority:keepingPrevious:)``).
     public var keptRoot: URL { root.appendingPathComponent("Kept", isDirectory: true) }

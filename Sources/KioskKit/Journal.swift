@@ -91,6 +91,10 @@ enum JournalEntry: Sendable, Hashable, Codable {
 ///   undecodable line ends the replay: every entry before it is kept. A torn snapshot falls back to the previous
 ///   copy; without one the installed content is rebuilt from the disk. A format 1 journal (a snapshot without a
 ///   log) loads as it is and is rewritten in format 2 by the next compaction.
+/// - **Paths** are relative to the cache root: installed content in the caches is kept as
+///   `Content/<product>/<version>` and read back under the root where the journal is now, so a cache root that is
+///   moved or copied keeps its content (``InstalledContent/journaled()``). A journal written with absolute paths
+///   (before they were relative) reads the same way.
 final class Journal: Sendable {
     /// How the last ``load()`` obtained its snapshot.
     enum Recovery: Sendable, Hashable {
@@ -179,8 +183,8 @@ final class Journal: Sendable {
             let rebuilt = JournalSnapshot(installed: Self.scanInstalledContent(layout, fileSystem: fileSystem))
             result = (rebuilt, existed ? .rebuiltFromDisk : .fresh)
         }
-        queue.sync { writer.snapshot = result.0 }
-        return result
+        queue.sync { writer.snapshot = result.0.journaled() }
+        return (result.0.resolved(in: layout), result.1)
     }
 
     /// Queues entries for the log and returns at once. `file` and `directory`, when given, are made durable before
@@ -188,6 +192,7 @@ final class Journal: Sendable {
     /// fsync fails, its entries are dropped (the file is found and checked again on the next run).
     func append(_ entries: [JournalEntry], syncing directory: URL? = nil, file: UnsyncedFile? = nil) {
         guard !entries.isEmpty else { return }
+        let entries = entries.map { $0.journaled() }
         let (start, full) = shared.withLock { shared -> (Bool, Bool) in
             if shared.pending.isEmpty { shared.oldestPending = .now() }
             shared.pending.append(Append(entries: entries, directory: directory, file: file))
@@ -249,7 +254,7 @@ final class Journal: Sendable {
                 return shared.roomWaiters
             }
             for waiter in roomWaiters { waiter.resume() }
-            writer.snapshot = snapshot
+            writer.snapshot = snapshot.journaled()
             do throws(KioskError) {
                 try compact()
                 return .success(())

@@ -41,7 +41,7 @@ struct JournalTests {
         }
         let installed = InstalledContent(
             productID: "com.example.b", version: "2.0",
-            directory: root.appendingPathComponent("Content/com.example.b/2.0"),
+            directory: CacheLayout(root: root).content(productID: "com.example.b", version: "2.0"),
             files: [InstalledFile(path: "x", length: 3, sha256: "")],
             installedAt: Date(timeIntervalSince1970: 1_800_000_000))
         return JournalSnapshot(nextSequence: UInt64(count), downloads: downloads, installed: [installed])
@@ -77,13 +77,39 @@ struct JournalTests {
         #expect(loaded.downloads.isEmpty && loaded.installed.isEmpty)
     }
 
+    /// #28 item 4: installed content in the caches is kept relative to the root, content the app moved out of the
+    /// caches by its own path; a journal read from another root finds the content under that root.
+    @Test func installedContentIsKeptRelativeToTheRoot() throws {
+        var snapshot = sample()
+        let outside = URL(fileURLWithPath: "/var/app/Documents/com.example.c", isDirectory: true)
+        snapshot.installed.append(
+            InstalledContent(
+                productID: "com.example.c", version: "1.0", directory: outside, files: [],
+                installedAt: Date(timeIntervalSince1970: 1_800_000_000), isOutsideCaches: true))
+        try journal.replace(with: snapshot)
+        let written = try String(contentsOf: journal.url, encoding: .utf8)
+        #expect(written.contains("\"Content/com.example.b/2.0\""))
+        #expect(!written.contains(root.path))
+        #expect(written.contains("/var/app/Documents/com.example.c"))
+
+        let elsewhere = FileManager.default.temporaryDirectory
+            .appendingPathComponent("kiosk-moved-\(UUID().uuidString)")
+        try FileManager.default.moveItem(at: root, to: elsewhere)
+        defer { try? FileManager.default.moveItem(at: elsewhere, to: root) }
+        let (loaded, _) = Journal(layout: CacheLayout(root: elsewhere)).load()
+        #expect(
+            loaded.installed.first { $0.productID == "com.example.b" }?.directory
+                == CacheLayout(root: elsewhere).content(productID: "com.example.b", version: "2.0"))
+        #expect(loaded.installed.first { $0.productID == "com.example.c" }?.directory == outside)
+    }
+
     @Test func secondSaveKeepsThePreviousCopy() throws {
         let first = sample(1)
         let second = sample(2)
         try journal.replace(with: first)
         try journal.replace(with: second)
-        #expect(journal.read(journal.previousURL)?.state == first.state)
-        #expect(journal.read(journal.url)?.state == second.state)
+        #expect(journal.read(journal.previousURL)?.resolved(in: journal.layout).state == first.state)
+        #expect(journal.read(journal.url)?.resolved(in: journal.layout).state == second.state)
     }
 
     @Test(arguments: ["truncated", "garbage", "empty", "wrongShape"])
