@@ -110,7 +110,7 @@ public actor KioskClient {
     /// This installation's ID: a UUID kept in the cache root and sent with every grant request, so the server can
     /// cap how many installations one purchase serves.
     public nonisolated let installationID: String
-    private nonisolated let api: APIClient
+    nonisolated let api: APIClient
     private nonisolated let fetcher: FileFetcher
     private nonisolated let engine: DownloadEngine
     private nonisolated let journal: Journal

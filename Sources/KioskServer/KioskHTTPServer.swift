@@ -118,15 +118,20 @@ public struct KioskHTTPServer: Sendable {
         OperationsRoutes(metrics: metrics, verifier: verifier, publicMetrics: configuration.publicMetrics).register(
             on: router)
         CatalogRoutes(catalog: catalog).register(on: router)
+        let purchases = PurchaseCheck(
+            catalog: catalog,
+            proofs: ProofVerifier(
+                receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
+            policy: EntitlementPolicy(bundleID: configuration.bundleID), now: now)
+        let installations = InstallationService(
+            purchases: purchases, ledger: ledger, metrics: metrics, maxInstallations: configuration.maxInstallations,
+            removalLimit: configuration.installationRemovalLimit, now: now)
         PurchaseRoutes(
             grants: GrantService(
-                catalog: catalog,
-                proofs: ProofVerifier(
-                    receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
-                policy: EntitlementPolicy(bundleID: configuration.bundleID), ledger: ledger, signer: signer,
-                metrics: metrics, grantLifetime: configuration.grantLifetime,
-                maxInstallations: configuration.maxInstallations, now: now)
+                purchases: purchases, installations: installations, signer: signer, metrics: metrics,
+                grantLifetime: configuration.grantLifetime, now: now)
         ).register(on: router)
+        InstallationRoutes(installations: installations).register(on: router)
         NotificationRoutes(processor: notifications).register(on: router)
         let contentAccess = ContentAccess(
             catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations,

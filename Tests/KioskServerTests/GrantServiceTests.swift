@@ -11,11 +11,16 @@ struct GrantServiceHarness {
     let sandbox: SandboxTestHarness
     let service: GrantService
     let ledger: SQLLedger
+    let installations: InstallationService
 
     static let installation = "install-1"
     static let logger = Logger(label: "test")
 
-    static func with(maxInstallations: Int = 5, _ body: (GrantServiceHarness) async throws -> Void) async throws {
+    static func with(
+        maxInstallations: Int = 5,
+        removalLimit: RemovalLimit = RemovalLimit(removals: 3, window: .seconds(30 * 86_400)),
+        _ body: (GrantServiceHarness) async throws -> Void
+    ) async throws {
         try await SandboxTestHarness.with { sandbox in
             let ledger = try await SQLLedger(database: sandbox.connection.sql())
             let now = sandbox.clock.closure
@@ -25,14 +30,20 @@ struct GrantServiceHarness {
                 sandboxURL: SandboxStoreTransport.sandboxURL, now: now, sleep: { _ in })
             let signedData = SignedDataVerifier(
                 trustedRoots: [], bundleID: SandboxTestHarness.bundleID, environments: ["Sandbox"])
-            let service = GrantService(
+            let purchases = PurchaseCheck(
                 catalog: sandbox.catalog,
                 proofs: ProofVerifier(
                     receipts: receipts, signedData: signedData, ledger: ledger, revocations: RevocationList(), now: now),
-                policy: EntitlementPolicy(bundleID: SandboxTestHarness.bundleID), ledger: ledger,
-                signer: GrantTestFixtures.signer, metrics: ServerMetrics(), grantLifetime: .seconds(600),
-                maxInstallations: maxInstallations, now: now)
-            try await body(GrantServiceHarness(sandbox: sandbox, service: service, ledger: ledger))
+                policy: EntitlementPolicy(bundleID: SandboxTestHarness.bundleID), now: now)
+            let metrics = ServerMetrics()
+            let installations = InstallationService(
+                purchases: purchases, ledger: ledger, metrics: metrics, maxInstallations: maxInstallations,
+                removalLimit: removalLimit, now: now)
+            let service = GrantService(
+                purchases: purchases, installations: installations, signer: GrantTestFixtures.signer,
+                metrics: metrics, grantLifetime: .seconds(600), now: now)
+            try await body(
+                GrantServiceHarness(sandbox: sandbox, service: service, ledger: ledger, installations: installations))
         }
     }
 
@@ -145,7 +156,9 @@ struct GrantServiceTests {
             _ = try await h.grant(S.issue, receipt: receipt, installation: "first")
             _ = try await h.grant(S.issue, receipt: receipt, installation: "first")
             let refused = await refusal { try await h.grant(S.issue, receipt: receipt, installation: "second") }
-            #expect(refused as? GrantRefusal == .installationLimit(installations: 1))
+            #expect(
+                refused as? GrantRefusal
+                    == .installationLimit(installations: 1, removals: RemovalAllowance(left: 3, resetsAt: nil)))
             #expect(refused?.errorCode == .installationLimit)
         }
     }

@@ -19,7 +19,8 @@ struct RefusalRenderingTests {
         #expect(busy.status.code == 503)
         #expect(busy.headers[.retryAfter] == "2")
 
-        let limit = JSONIO.errorResponse(GrantRefusal.installationLimit(installations: 3))
+        let limit = JSONIO.errorResponse(
+            GrantRefusal.installationLimit(installations: 3, removals: RemovalAllowance(left: 1, resetsAt: nil)))
         #expect(limit.status.code == 403)
         #expect(limit.headers[.retryAfter] == nil)
 

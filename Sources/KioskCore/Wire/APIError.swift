@@ -19,6 +19,7 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case transactionInvalid = "transaction_invalid"
     case transactionRevoked = "transaction_revoked"
     case installationLimit = "installation_limit"
+    case removalLimit = "removal_limit"
     case tooManyRequests = "too_many_requests"
     case internalError = "internal_error"
 
@@ -27,7 +28,8 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
         switch self {
         case .badRequest, .receiptMalformed: 400
         case .tokenMissing, .tokenInvalid, .tokenExpired: 401
-        case .receiptInvalid, .notEntitled, .tokenScope, .transactionInvalid, .transactionRevoked, .installationLimit:
+        case .receiptInvalid, .notEntitled, .tokenScope, .transactionInvalid, .transactionRevoked, .installationLimit,
+            .removalLimit:
             403
         case .notFound: 404
         case .methodNotAllowed: 405

@@ -93,6 +93,16 @@ public struct ServerConfiguration: Sendable {
     /// The most installations (distinct `installation_id`s) one purchase may serve grants to; grant requests must
     /// name their installation.
     public var maxInstallations: Int = 10
+    /// The most installations one purchase may remove (`POST /v1/installations/remove`) in any
+    /// ``installationRemovalWindow``; 0 allows none.
+    public var maxInstallationRemovals: Int = 3
+    /// The rolling window ``maxInstallationRemovals`` counts removals in.
+    public var installationRemovalWindow: Duration = .seconds(30 * 86_400)
+
+    /// ``maxInstallationRemovals`` in ``installationRemovalWindow``.
+    public var installationRemovalLimit: RemovalLimit {
+        RemovalLimit(removals: maxInstallationRemovals, window: installationRemovalWindow)
+    }
 
     /// The environments accepted, with the store mode's default when ``transactionEnvironments`` is nil.
     public var acceptedTransactionEnvironments: Set<String> {
@@ -164,6 +174,12 @@ public struct ServerConfiguration: Sendable {
         }
         guard maxHeaderCount >= 8 else { throw ServerConfigurationError("The header count limit must be at least 8.") }
         guard maxInstallations > 0 else { throw ServerConfigurationError("--max-installations must be positive.") }
+        guard maxInstallationRemovals >= 0 else {
+            throw ServerConfigurationError("--max-installation-removals must not be negative.")
+        }
+        guard installationRemovalWindow > .zero else {
+            throw ServerConfigurationError("--installation-removal-window must be positive.")
+        }
         guard grantLifetime > .zero else { throw ServerConfigurationError("--grant-lifetime must be positive.") }
     }
 }

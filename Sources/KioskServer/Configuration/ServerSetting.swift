@@ -248,6 +248,12 @@ extension ServerSetting {
             "max-installations", \.maxInstallations, .integer(1...Int.max),
             help: "The most installations (installation_id) one purchase serves grants to."),
         ServerSetting(
+            "max-installation-removals", \.maxInstallationRemovals, .integer(0...Int.max),
+            help: "The most installations one purchase may remove in any --installation-removal-window (0: none)."),
+        ServerSetting(
+            "installation-removal-window", \.installationRemovalWindow, .seconds(minimum: 1),
+            help: "Seconds of the rolling window --max-installation-removals counts removals in."),
+        ServerSetting(
             "grant-lifetime", \.grantLifetime, .seconds(minimum: 1), help: "Seconds a grant token opens content."),
         ServerSetting(
             "reload-interval", \.reloadInterval, .seconds(minimum: 0),

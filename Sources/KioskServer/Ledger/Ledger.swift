@@ -169,8 +169,19 @@ public protocol Ledger: Sendable {
     /// Replaces what notifications said about a subscription.
     func setSubscriptionState(_ state: SubscriptionState) async throws
     /// Registers `installationID` as a user of the purchase `originalTransactionID`, unless `limit` installations
-    /// already use it.
+    /// already use it. An installation already registered is only marked seen at `date`: it never counts twice.
     func admitInstallation(
         _ installationID: String, originalTransactionID: String, limit: Int, at date: Date
     ) async throws -> InstallationAdmission
+    /// Every installation using the purchase `originalTransactionID`, first admitted first.
+    func installations(originalTransactionID: String) async throws -> [InstallationRecord]
+    /// How many installations the purchase `originalTransactionID` may still remove under `limit` at `date`.
+    func removalAllowance(
+        originalTransactionID: String, limit: RemovalLimit, at date: Date
+    ) async throws -> RemovalAllowance
+    /// Removes `installationID` from the purchase `originalTransactionID` and counts the removal at `date`, unless
+    /// the purchase has no such installation or no removal left under `limit`.
+    func removeInstallation(
+        _ installationID: String, originalTransactionID: String, limit: RemovalLimit, at date: Date
+    ) async throws -> InstallationRemoval
 }

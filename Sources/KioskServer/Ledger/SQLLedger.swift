@@ -5,7 +5,8 @@ import SQLKit
 /// The ``Ledger`` on any SQLKit database (SQLite by default). Dates are stored as milliseconds since 1970.
 ///
 /// Tables: `ledger_transactions`, `ledger_notifications` (applied notification UUIDs), `ledger_subscriptions`
-/// (what notifications said about each subscription) and `ledger_installations`.
+/// (what notifications said about each subscription), `ledger_installations` (which installations use each
+/// purchase) and `ledger_installation_removals` (when each purchase removed one).
 ///
 /// The ledger shares one connection among its callers: each operation, and each ``transaction(_:)`` as a whole,
 /// holds the ledger's ``SerialGate``, so that a database transaction never takes in another caller's statements.
@@ -60,7 +61,29 @@ public struct SQLLedger: Ledger {
                 original_transaction_id TEXT NOT NULL,
                 installation_id TEXT NOT NULL,
                 first_seen_ms BIGINT NOT NULL,
+                last_seen_ms BIGINT,
                 PRIMARY KEY (original_transaction_id, installation_id))
+            """
+        ).run()
+        // Added after the first release: when an installation was last admitted (until then: when first admitted).
+        let installationColumns = try await database.raw("SELECT name FROM pragma_table_info('ledger_installations')")
+            .all(decodingColumn: "name", as: String.self)
+        if !installationColumns.contains("last_seen_ms") {
+            try await database.raw("ALTER TABLE ledger_installations ADD COLUMN last_seen_ms BIGINT").run()
+            try await database.raw("UPDATE ledger_installations SET last_seen_ms = first_seen_ms").run()
+        }
+        try await database.raw(
+            """
+            CREATE TABLE IF NOT EXISTS ledger_installation_removals (
+                original_transaction_id TEXT NOT NULL,
+                installation_id TEXT NOT NULL,
+                removed_at_ms BIGINT NOT NULL)
+            """
+        ).run()
+        try await database.raw(
+            """
+            CREATE INDEX IF NOT EXISTS ledger_installation_removals_purchase
+            ON ledger_installation_removals (original_transaction_id, removed_at_ms)
             """
         ).run()
     }
@@ -274,13 +297,24 @@ public struct SQLLedger: Ledger {
                 .where("original_transaction_id", .equal, originalTransactionID)
                 .all(decodingColumn: "installation_id", as: String.self)
         }
-        if try await installations().contains(installationID) { return .known }
+        let milliseconds = date.millisecondsSince1970
+        if try await installations().contains(installationID) {
+            try await database.raw(
+                """
+                UPDATE ledger_installations
+                SET last_seen_ms = MAX(COALESCE(last_seen_ms, first_seen_ms), \(bind: milliseconds))
+                WHERE original_transaction_id = \(bind: originalTransactionID)
+                    AND installation_id = \(bind: installationID)
+                """
+            ).run()
+            return .known
+        }
         // One statement checks the count and inserts, so that two new installations asking at once cannot both
         // take the last place.
         try await database.raw(
             """
-            INSERT INTO ledger_installations (original_transaction_id, installation_id, first_seen_ms)
-            SELECT \(bind: originalTransactionID), \(bind: installationID), \(bind: date.millisecondsSince1970)
+            INSERT INTO ledger_installations (original_transaction_id, installation_id, first_seen_ms, last_seen_ms)
+            SELECT \(bind: originalTransactionID), \(bind: installationID), \(bind: milliseconds), \(bind: milliseconds)
             WHERE (SELECT COUNT(*) FROM ledger_installations WHERE original_transaction_id = \(bind: originalTransactionID)) < \(bind: limit)
             ON CONFLICT DO NOTHING
             """
@@ -289,12 +323,85 @@ public struct SQLLedger: Ledger {
         return now.contains(installationID) ? .admitted(count: now.count) : .refused(count: now.count)
     }
 
+    public func installations(originalTransactionID: String) async throws -> [InstallationRecord] {
+        try await exclusive { database in
+            try await Self.installations(originalTransactionID: originalTransactionID, in: database)
+        }
+    }
+
+    private static func installations(
+        originalTransactionID: String, in database: any SQLDatabase
+    ) async throws -> [InstallationRecord] {
+        try await database.select().column("*").from("ledger_installations")
+            .where("original_transaction_id", .equal, originalTransactionID)
+            .orderBy("first_seen_ms").orderBy("installation_id")
+            .all(decoding: InstallationRow.self)
+            .map {
+                InstallationRecord(
+                    installationID: $0.installation_id, firstSeen: Date(milliseconds: $0.first_seen_ms),
+                    lastSeen: Date(milliseconds: $0.last_seen_ms ?? $0.first_seen_ms))
+            }
+    }
+
+    public func removalAllowance(
+        originalTransactionID: String, limit: RemovalLimit, at date: Date
+    ) async throws -> RemovalAllowance {
+        try await exclusive { database in
+            try await Self.removalAllowance(
+                originalTransactionID: originalTransactionID, limit: limit, at: date, in: database)
+        }
+    }
+
+    private static func removalAllowance(
+        originalTransactionID: String, limit: RemovalLimit, at date: Date, in database: any SQLDatabase
+    ) async throws -> RemovalAllowance {
+        let removals = try await database.select().column("removed_at_ms").from("ledger_installation_removals")
+            .where("original_transaction_id", .equal, originalTransactionID)
+            .where("removed_at_ms", .greaterThan, limit.windowStart(at: date).millisecondsSince1970)
+            .all(decodingColumn: "removed_at_ms", as: Int64.self)
+        return RemovalAllowance(limit: limit, removalsInWindow: removals.map(Date.init(milliseconds:)))
+    }
+
+    public func removeInstallation(
+        _ installationID: String, originalTransactionID: String, limit: RemovalLimit, at date: Date
+    ) async throws -> InstallationRemoval {
+        // One database transaction checks and removes, so that removals asking at once cannot pass the limit.
+        try await transaction { ledger in
+            guard let ledger = ledger as? SQLLedger else { preconditionFailure("an SQLLedger's transaction") }
+            let database = ledger.database
+            let listed = try await Self.installations(originalTransactionID: originalTransactionID, in: database)
+            guard listed.contains(where: { $0.installationID == installationID }) else { return .notFound }
+            let before = try await Self.removalAllowance(
+                originalTransactionID: originalTransactionID, limit: limit, at: date, in: database)
+            guard before.left > 0 else { return .refused(before) }
+            try await database.delete(from: "ledger_installations")
+                .where("original_transaction_id", .equal, originalTransactionID)
+                .where("installation_id", .equal, installationID)
+                .run()
+            try await database.insert(into: "ledger_installation_removals")
+                .columns("original_transaction_id", "installation_id", "removed_at_ms")
+                .values(SQLBind(originalTransactionID), SQLBind(installationID), SQLBind(date.millisecondsSince1970))
+                .run()
+            return .removed(
+                try await Self.removalAllowance(
+                    originalTransactionID: originalTransactionID, limit: limit, at: date, in: database))
+        }
+    }
+
     public func count() async throws -> Int {
         try await exclusive { database in
             try await database.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n")
                 .from("ledger_transactions")
                 .first(decodingColumn: "n", as: Int.self) ?? 0
         }
+    }
+
+    /// A row of `ledger_installations`.
+    private struct InstallationRow: Codable {
+        var original_transaction_id: String
+        var installation_id: String
+        var first_seen_ms: Int64
+        var last_seen_ms: Int64?
     }
 
     /// A row of `ledger_subscriptions`.

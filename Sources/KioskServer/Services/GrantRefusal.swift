@@ -14,8 +14,9 @@ public enum GrantRefusal: Error, Sendable, Hashable {
     case unknownProduct(String)
     /// The proof does not entitle to the product (`not_entitled`, or `receipt_invalid` for another app's proof).
     case notEntitled(EntitlementRefusal)
-    /// The purchase already serves `installations` installations, the most allowed (`installation_limit`).
-    case installationLimit(installations: Int)
+    /// The purchase already serves `installations` installations, the most allowed (`installation_limit`); it may
+    /// remove as many more as `removals` says.
+    case installationLimit(installations: Int, removals: RemovalAllowance)
 }
 
 extension GrantRefusal: APIResponseError {
@@ -39,9 +40,22 @@ extension GrantRefusal: APIResponseError {
         case .invalidInstallationID: "An installation ID is 1 to 128 letters, digits, '.', '_' or '-'."
         case .unknownProduct(let id): "There is no product '\(id)'."
         case .notEntitled(let refusal): refusal.message
-        case .installationLimit(let count):
-            "This purchase is already used on \(count) installations, the most allowed. "
-                + "Remove it from another device or contact support."
+        case .installationLimit(let count, let removals):
+            "This purchase is already used on \(count) installations, the most allowed. To use it here, remove one "
+                + "of them: POST /v1/installations lists them and POST /v1/installations/remove removes one "
+                + "(KioskKit: KioskClient.installations(productID:proof:) and "
+                + "KioskClient.removeInstallation(_:productID:proof:)). "
+                + Self.removalsLeft(removals)
+        }
+    }
+
+    /// How many removals are left, and when one comes back if none is.
+    private static func removalsLeft(_ removals: RemovalAllowance) -> String {
+        switch (removals.left, removals.resetsAt) {
+        case (0, let resetsAt?): "No removal is left until \(RFC3339.string(from: resetsAt)); or contact support."
+        case (0, nil): "This server allows no removal; contact support."
+        case (1, _): "1 removal is left."
+        case (let left, _): "\(left) removals are left."
         }
     }
 }

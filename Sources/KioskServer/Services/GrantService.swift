@@ -4,22 +4,20 @@ import KioskStore
 import Logging
 
 /// Issues grants and answers restores, with no HTTP: verifies a proof of purchase (recording its transactions in
-/// the ledger), applies the entitlement policy, admits the installation under the cap, and signs a grant for the
-/// product's current version.
+/// the ledger) and applies the entitlement policy (``PurchaseCheck``), admits the installation under the cap
+/// (``InstallationService``), and signs a grant for the product's current version.
 ///
 /// Refusals are thrown as domain errors that render themselves (``APIResponseError``): ``GrantRefusal``, and the
 /// store's ``ReceiptVerificationError`` or ``SignedDataRefusal`` for a proof that does not verify.
 struct GrantService: Sendable {
-    let catalog: ContentCatalog
-    let proofs: ProofVerifier
-    let policy: EntitlementPolicy
-    let ledger: any Ledger
+    /// Checks the proof against the product (shared with ``InstallationService``).
+    let purchases: PurchaseCheck
+    /// Admits the installation asking under the cap.
+    let installations: InstallationService
     let signer: GrantSigner
     let metrics: ServerMetrics
     /// How long a grant's token opens content.
     let grantLifetime: Duration
-    /// The most installations one purchase serves grants to.
-    let maxInstallations: Int
     let now: @Sendable () -> Date
 
     /// A grant for `request.productID`, counted in the metrics as issued or refused with its code.
@@ -41,9 +39,9 @@ struct GrantService: Sendable {
 
     /// What `proof` entitles to now, for restore. An issue a subscription unlocked is kept for good: it has no end.
     func entitlements(for proof: PurchaseProof, logger: Logger) async throws -> EntitlementsResponse {
-        let receipt = try await proofs.verify(proof, logger: logger)
-        let active = policy.activeEntitlements(
-            receipt: receipt, products: catalog.snapshot.entitlements, now: now())
+        let receipt = try await purchases.proofs.verify(proof, logger: logger)
+        let active = purchases.policy.activeEntitlements(
+            receipt: receipt, products: purchases.catalog.snapshot.entitlements, now: now())
         let entitlements = active.map { entitled in
             let transaction = entitled.transaction
             return Entitlement(
@@ -56,25 +54,14 @@ struct GrantService: Sendable {
     }
 
     private func issue(_ request: GrantRequest, logger: Logger) async throws -> IssuedGrant {
-        guard Identifiers.isValidProductID(request.productID) else {
-            throw GrantRefusal.invalidProductID(request.productID)
-        }
         // Required, so that leaving it out cannot get past the installation cap.
         guard let installationID = request.installationID else { throw GrantRefusal.installationIDMissing }
         guard Self.isValidInstallationID(installationID) else { throw GrantRefusal.invalidInstallationID }
-        let snapshot = catalog.snapshot
-        guard let product = snapshot.products[request.productID] else {
-            throw GrantRefusal.unknownProduct(request.productID)
-        }
-        let receipt = try await proofs.verify(request.proof, logger: logger)
-        let transaction: StoreTransaction
-        switch policy.evaluate(
-            productID: product.info.productID, products: snapshot.entitlements, receipt: receipt, now: now())
-        {
-        case .success(let found): transaction = found
-        case .failure(let refusal): throw GrantRefusal.notEntitled(refusal)
-        }
-        try await admit(installationID, for: transaction, logger: logger)
+        let purchase = try await purchases.purchase(of: request.productID, proof: request.proof, logger: logger)
+        let (snapshot, product, receipt, transaction) =
+            (purchase.snapshot, purchase.product, purchase.receipt, purchase.transaction)
+        try await installations.admit(
+            installationID, originalTransactionID: transaction.originalTransactionID, logger: logger)
         let expiresAt = now().addingTimeInterval(grantLifetime.timeInterval)
         let token = signer.sign(
             GrantClaims(
@@ -97,17 +84,6 @@ struct GrantService: Sendable {
                 "environment": "\(receipt.environment.rawValue)",
             ])
         return grant
-    }
-
-    /// Registers the installation for the purchase paying for the grant, or refuses it beyond the cap.
-    private func admit(_ installationID: String, for transaction: StoreTransaction, logger: Logger) async throws {
-        let admission = try await ledger.admitInstallation(
-            installationID, originalTransactionID: transaction.originalTransactionID, limit: maxInstallations,
-            at: now())
-        guard case .refused(let count) = admission else { return }
-        metrics.recordInstallationRefusal()
-        logger.notice("installation limit reached", metadata: ["installations": "\(count)"])
-        throw GrantRefusal.installationLimit(installations: count)
     }
 
     /// 1 to 128 ASCII letters, digits, `.`, `_` or `-` (a UUID fits).

@@ -28,7 +28,8 @@ struct ServerConfigurationTests {
             "transaction-environments": "Production", "max-installations": "4", "grant-lifetime": "60",
             "reload-interval": "0", "apple-root-ca": "/etc/roots.pem", "idle-timeout": "5", "request-timeout": "6",
             "send-timeout": "7", "max-header-size": "4096", "shared-secret": "s", "grant-secret": "g",
-            "grant-key-id": "k2", "grant-previous-keys": "k1:old",
+            "grant-key-id": "k2", "grant-previous-keys": "k1:old", "max-installation-removals": "0",
+            "installation-removal-window": "3600",
         ]
         // Faults are refused with the App Store: read below, with the sandbox store.
         #expect(Set(values.keys).union(["faults", "faults-seed"]) == Set(ServerSetting.all.map(\.name)))
@@ -52,6 +53,7 @@ struct ServerConfigurationTests {
             #expect(configuration.sandboxVerifyURL.absoluteString == "http://127.0.0.1:9/verifyReceipt")
             #expect(configuration.acceptedStoreEnvironments == [.production])
             #expect(configuration.maxInstallations == 4)
+            #expect(configuration.installationRemovalLimit == RemovalLimit(removals: 0, window: .seconds(3600)))
             #expect(configuration.grantLifetime == .seconds(60))
             #expect(configuration.reloadInterval == .zero)
             #expect(configuration.appleRootCAFile?.path == "/etc/roots.pem")
