@@ -39,8 +39,9 @@ public struct CacheLayout: Sendable, Hashable {
         #endif
     }
 
-    /// This installation's ID (a UUID created on first use), sent with grant requests.
-    public var installationIDFile: URL { root.appendingPathComponent("installation-id") }
+    /// Where KioskKit up to c8cc5f8 kept the installation ID. It is now kept out of the cache root
+    /// (``InstallationIdentity``); one found here is taken over when the new place has none.
+    public var installationIDFile: URL { root.appendingPathComponent(InstallationIdentity.fileName) }
     /// The journal file.
     public var journal: URL { root.appendingPathComponent("journal.json") }
     /// The cached catalog answers for lists of IDs.

@@ -71,6 +71,10 @@ public actor KioskClient {
         public var availableSpace: @Sendable (URL) -> Int64? = { DiskSpace.available(at: $0) }
         /// The shortest interval between two progress events of one download.
         public var progressInterval: Duration = .milliseconds(100)
+        /// Where the installation ID comes from (default ``InstallationIdentity/standard``: a UUID kept in
+        /// Application Support, which survives a purge of Caches and a new cache root). Give the app's own ID,
+        /// kept in the Keychain, to keep the installation across reinstalls.
+        public var installationIdentity: InstallationIdentity = .standard
         /// Every file-system call of the client goes through it (tests inject one that counts calls).
         var fileSystem: any KioskFileSystem = POSIXFileSystem()
 
@@ -107,8 +111,9 @@ public actor KioskClient {
     public nonisolated let configuration: Configuration
 
     private nonisolated let layout: CacheLayout
-    /// This installation's ID: a UUID kept in the cache root and sent with every grant request, so the server can
-    /// cap how many installations one purchase serves.
+    /// This installation's ID, sent with every grant request so that the server can cap how many installations one
+    /// purchase serves: the app's own, or one KioskKit keeps out of the cache root
+    /// (``Configuration/installationIdentity``).
     public nonisolated let installationID: String
     nonisolated let api: APIClient
     private nonisolated let fetcher: FileFetcher
@@ -163,7 +168,8 @@ public actor KioskClient {
     ///   - configuration: tunables.
     /// - Throws: ``KioskError/insecureServerURL(host:)`` for a plain `http://` server that is not loopback unless
     ///   ``Configuration/allowsInsecureHTTP`` is set; ``KioskError/invalidArgument(_:)`` when
-    ///   ``Configuration/maximumConnections`` is below 1; ``KioskError/fileSystem(path:underlying:)`` when the cache
+    ///   ``Configuration/maximumConnections`` is below 1 or ``Configuration/installationIdentity`` is an app ID that
+    ///   is not 1 to 128 letters, digits, `.`, `_` or `-`; ``KioskError/fileSystem(path:underlying:)`` when the cache
     ///   root cannot be created; ``KioskError/cacheRootInUse(path:)`` when another client has it open.
     public init(
         serverURL: URL = KioskClient.defaultServerURL, cacheRoot: URL = CacheLayout.defaultRoot,
@@ -181,9 +187,10 @@ public actor KioskClient {
         self.cacheRoot = layout.root
         let fileSystem = configuration.fileSystem
         self.fileSystem = fileSystem
+        let installationID = try configuration.installationIdentity.resolve(
+            cacheLayout: layout, fileSystem: fileSystem)
         try CacheFiles.createRoot(layout.root, fileSystem: fileSystem)
         self.rootLock = try CacheRootLock(root: layout.root)
-        let installationID = Self.installationID(in: layout, fileSystem: fileSystem)
         self.installationID = installationID
         let api = APIClient(
             serverURL: serverURL, idleTimeout: configuration.requestTimeout,
@@ -793,20 +800,6 @@ public actor KioskClient {
     /// Throws ``KioskError/clientClosed`` once ``close()`` has begun.
     func ensureOpen() throws(KioskError) {
         if isClosed { throw .clientClosed }
-    }
-
-    /// The installation ID kept in the cache root, created (a random UUID) on first use. When it cannot be written,
-    /// a fresh one is used for this session.
-    private static func installationID(in layout: CacheLayout, fileSystem: any KioskFileSystem) -> String {
-        if let data = fileSystem.contents(of: layout.installationIDFile),
-            let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
-            UUID(uuidString: text) != nil
-        {
-            return text
-        }
-        let fresh = UUID().uuidString.lowercased()
-        try? CacheFiles.writeAtomically(Data(fresh.utf8), to: layout.installationIDFile, fileSystem: fileSystem)
-        return fresh
     }
 
     /// Carries out the coordinator's actions in order; a stop waits until the transfer has ended before the rest.

@@ -91,13 +91,20 @@ struct CacheRootMoveTests {
         defer { try? FileManager.default.removeItem(at: root) }
         try FileManager.default.copyItem(at: fixture, to: root)
         let server = URL(string: "http://127.0.0.1:9")!  // nothing is asked of a server
+        let store = root.deletingLastPathComponent().appendingPathComponent("kiosk-ids-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: store) }
+        var configuration = KioskClient.Configuration()
+        configuration.installationIdentity = .stored(in: store)
 
-        let client = try await KioskClient(serverURL: server, cacheRoot: root)
+        let client = try await KioskClient(serverURL: server, cacheRoot: root, configuration: configuration)
         let content = try #require(await client.installedContent(for: "com.example.kiosk.legacy"))
         #expect(content.version == "1.0")
         #expect(try Data(contentsOf: content.url(for: "Contents/issue.pdf")) == Data("legacy issue".utf8))
         #expect(client.installationID == "3f2a9c1e-7b4d-4e8a-9c0f-1d2e3f4a5b6c")
         await client.close()
+        // The ID now lives out of the cache root, where a purge of Caches leaves it.
+        let kept = try String(contentsOf: store.appendingPathComponent("installation-id"), encoding: .utf8)
+        #expect(kept == "3f2a9c1e-7b4d-4e8a-9c0f-1d2e3f4a5b6c")
 
         let journal = try String(contentsOf: root.appendingPathComponent("journal.json"), encoding: .utf8)
         #expect(!journal.contains("/var/mobile/"), "\(journal)")

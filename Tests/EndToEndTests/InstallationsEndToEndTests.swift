@@ -12,9 +12,10 @@ import Testing
 struct InstallationsEndToEndTests {
     typealias Sample = TestServer.Sample
 
-    /// A client on a fresh cache root: a new installation.
+    /// A client on a fresh cache root with an installation ID store of its own: a new installation.
     func makeClient(_ server: TestServer) async throws -> KioskClient {
         var configuration = KioskClient.Configuration()
+        configuration.installationIdentity = .stored(in: server.makeScratchDirectory())
         configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 3)
         return try await KioskClient(
             serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(), configuration: configuration)
