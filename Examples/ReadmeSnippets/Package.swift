@@ -12,13 +12,15 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .visionOS(.v1)],
     dependencies: [.package(path: "../..", traits: [])],
     targets: [
-        // StoreKit does not exist on Linux: the few names of it that the snippets use.
+        // StoreKit and Security do not exist on Linux: the few names of them that the snippets use.
         .target(name: "StoreKit"),
+        .target(name: "Security"),
         .target(
             name: "ReadmeSnippets",
             dependencies: [
                 .product(name: "KioskKit", package: kiosk.lastPathComponent.lowercased()),
                 .target(name: "StoreKit", condition: .when(platforms: [.linux])),
+                .target(name: "Security", condition: .when(platforms: [.linux])),
             ]
         ),
     ],

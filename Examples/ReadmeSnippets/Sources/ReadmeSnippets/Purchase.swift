@@ -54,6 +54,18 @@ struct Shop: Sendable {
         let entitlements = try await kiosk.verify(proof)
         print(result, entitlements)
     }
+
+    /// README, "Installations": this installation takes the place of the one least recently seen.
+    func takePlace(productID: String, proof: PurchaseProof) async throws {
+        let list = try await kiosk.installations(productID: productID, proof: proof)
+        // list.installations: installationID, firstSeen, lastSeen; list.limit; list.removalsLeft; list.removalsResetAt
+        if let old = list.installations.filter({ $0.installationID != kiosk.installationID })
+            .min(by: { $0.lastSeen < $1.lastSeen })
+        {
+            _ = try await kiosk.removeInstallation(old.installationID, productID: productID, proof: proof)
+            _ = try await kiosk.ensureInstalled(productID: productID, proof: proof)
+        }
+    }
 }
 
 /// The app's collection of delivered content.
