@@ -170,7 +170,7 @@ struct DownloadEngine: Sendable {
         }
         try createDirectory(staging, known: &folders)
         var onDisk = removeStrays(in: staging, grant: grant)
-        try await forgetChunksMissingOnDisk(&work, onDisk: onDisk, hooks: hooks)
+        try await forgetWhatIsMissingOnDisk(&work, onDisk: onDisk, hooks: hooks)
 
         // Disk space: the bytes still to fetch must fit (a part file already on disk is counted as missing).
         hooks.progress(work.verifiedBytes, grant.totalLength)
@@ -186,8 +186,13 @@ struct DownloadEngine: Sendable {
         let tally = ProgressTally(verified: work.verifiedBytes, expected: grant.totalLength, report: hooks.progress)
         // An update: what the installed version already has is copied, not fetched (UpdateSeeding).
         if let installed = work.installed, installed.version != grant.contentVersion {
-            try await seed(
-                &work, from: installed, grant: grant, onDisk: &onDisk, folders: &folders, tally: tally, hooks: hooks)
+            do {
+                try await seed(
+                    &work, from: installed, grant: grant, onDisk: &onDisk, folders: &folders, tally: tally,
+                    hooks: hooks)
+            } catch {
+                throw storageFigures(error, work: work, grant: grant)
+            }
         }
         var renewal: GrantNeed?
         // Runs of small files with nothing on disk yet come from the pack, one request per run.
@@ -250,7 +255,7 @@ struct DownloadEngine: Sendable {
                         failure = failure ?? error
                     }
                 }
-                if let failure { throw failure }
+                if let failure { throw storageFigures(failure, work: work, grant: grant) }
             }
         }
         if let renewal { throw EngineSignal.needsNewGrant(reason: renewal) }
@@ -258,6 +263,15 @@ struct DownloadEngine: Sendable {
         guard await hooks.verifying() else { throw CancellationError() }
         try Task.checkCancellation()
         return try install(work, grant: grant)
+    }
+
+    /// `error` with, when it is a full disk met while writing, the figures the check before the download gives: the
+    /// bytes still to fetch and the space available now. A write knows neither (only its own bytes), and an app that
+    /// tells the user how much to free needs both.
+    private func storageFigures(_ error: any Error, work: DownloadWork, grant: Grant) -> any Error {
+        guard case KioskError.insufficientStorage = error else { return error }
+        return KioskError.insufficientStorage(
+            needed: max(0, grant.totalLength - work.verifiedBytes), available: availableSpace(layout.root))
     }
 
     /// Whether the work's grant may still be used: present, before its `expires_at`, and received less than
@@ -434,15 +448,22 @@ struct DownloadEngine: Sendable {
         }
     }
 
-    /// Forgets the verified chunks of a file whose part file no longer reaches them (deleted or truncated behind
-    /// KioskKit's back): they are fetched again rather than trusted. Nothing is read: a chunk journaled as verified
-    /// was fsynced before its record, so a part long enough holds it. O(files with verified chunks).
-    private func forgetChunksMissingOnDisk(
+    /// Forgets what the journal holds as verified but the disk no longer has (deleted or truncated behind KioskKit's
+    /// back, as a purge of Caches does): a verified file whose staged copy is missing or not its length, and the
+    /// verified chunks of a file whose part file no longer reaches them. They are fetched again, alone, rather than
+    /// trusted, so a download never fails for good for a file it can fetch again. Nothing is read: a file or chunk
+    /// journaled as verified was fsynced before its record, so a file of the right length holds it.
+    /// O(files verified or with verified chunks).
+    private func forgetWhatIsMissingOnDisk(
         _ work: inout DownloadWork, onDisk: [String: Int64], hooks: EngineHooks
     ) async throws {
-        guard let grant = work.grant, !work.verifiedChunks.isEmpty else { return }
+        guard let grant = work.grant, !work.verifiedPaths.isEmpty || !work.verifiedChunks.isEmpty else { return }
         var changes: [DownloadChange] = []
         for file in grant.files {
+            if work.verifiedPaths.contains(file.path) {
+                if onDisk[file.path] != file.length { changes.append(.discarded(path: file.path)) }
+                continue
+            }
             guard let indexes = work.verifiedChunks[file.path], let chunks = file.chunks else { continue }
             let end =
                 indexes.map { chunks.indices.contains($0) ? chunks[$0].offset + chunks[$0].length : .max }.max() ?? 0

@@ -1,0 +1,78 @@
+import Foundation
+import KioskCore
+import KioskServer
+import Testing
+
+@testable import KioskKit
+
+/// #28 item 1: what a purge of Caches takes is fetched again, alone. A verified file deleted from staging between
+/// two runs used to fail the download for good ("the verified file vanished before install"), and `resume` failed
+/// the same way at once; only a new download, at the cost of every byte, recovered.
+@Suite("Purged files", .serialized, .timeLimit(.minutes(2)))
+struct PurgedFilesTests {
+    typealias Support = KioskKitTestSupport
+
+    static let product = "com.example.kiosk.test.purged"
+
+    /// A download stopped with `a.bin` and `b.bin` verified in staging and `c.bin` not fetched, as a kill leaves it;
+    /// then `b.bin` is purged. Returns the root, the receipt, the files and their hashes.
+    static func interruptedDownload(on server: TestServer) async throws
+        -> (root: URL, receipt: String, files: [String: Data], hashes: [String: String])
+    {
+        let files = [
+            "Contents/a.bin": Support.randomData(200_000), "Contents/b.bin": Support.randomData(300_000),
+            "Contents/c.bin": Support.randomData(400_000),
+        ]
+        let hashes = try await Support.publish(Self.product, version: "1.0", files: files, on: server)
+        let purchase = try await server.buy(Self.product)
+        var grant = try await server.grant(Self.product, receipt: purchase.receiptData)
+        grant.expiresAt = Date(timeIntervalSince1970: 4_070_908_800)
+        let root = server.makeScratchDirectory()
+        let layout = CacheLayout(root: root)
+        let staged = layout.stagedFile(productID: Self.product, path: "Contents/a.bin")
+        try FileManager.default.createDirectory(
+            at: staged.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try files["Contents/a.bin"]!.write(to: staged)
+        // b.bin was verified and staged too, then purged: it is not on disk.
+        let record = DownloadRecord(
+            id: DownloadID(), productID: Self.product, receipt: purchase.receiptData, priority: .normal,
+            sequence: 0, state: .active, attempt: 0, grant: grant, grantReceivedAt: Date(), entityTags: [:],
+            verifiedPaths: ["Contents/a.bin", "Contents/b.bin"], integrityFailures: [:], createdAt: Date())
+        try Journal(layout: layout).replace(with: JournalSnapshot(nextSequence: 1, downloads: [record]))
+        return (root, purchase.receiptData, files, hashes)
+    }
+
+    @Test func aPurgedStagedFileIsFetchedAgainAlone() async throws {
+        try await TestServer.with { server in
+            let (root, _, files, hashes) = try await Self.interruptedDownload(on: server)
+            let before = try await Support.settledBytesSent(server)
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            let content = try await client.waitUntilInstalled(productID: Self.product)
+            await client.close()
+            try Support.expectInstalled(content, hashes: hashes)
+            let sent = try await Support.settledBytesSent(server) - before
+            let expected = Int64(files["Contents/b.bin"]!.count + files["Contents/c.bin"]!.count)
+            #expect(sent == expected, "sent \(sent), the purged and the missing file are \(expected)")
+        }
+    }
+
+    @Test func kioskGetFetchesAPurgedStagedFileAgainAlone() async throws {
+        try await TestServer.with { server in
+            let (root, receipt, files, hashes) = try await Self.interruptedDownload(on: server)
+            let before = try await Support.settledBytesSent(server)
+            let outcome = try await ChildProcess.runKiosk(
+                [
+                    "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache",
+                    root.path,
+                ],
+                input: Data(receipt.utf8))
+            #expect(outcome.exitStatus == 0, "\(outcome)")
+            let folder = CacheLayout(root: root).content(productID: Self.product, version: "1.0")
+            for (path, hash) in hashes {
+                #expect(try Support.sha256(of: folder.appendingPathComponent(path)) == hash, "\(path)")
+            }
+            let sent = try await Support.settledBytesSent(server) - before
+            #expect(sent == Int64(files["Contents/b.bin"]!.count + files["Contents/c.bin"]!.count), "sent \(sent)")
+        }
+    }
+}
