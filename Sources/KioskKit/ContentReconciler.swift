@@ -14,7 +14,7 @@ public enum ContentReconciler {
     /// Checks every file of `content` with `fileSize` (which returns `nil` for a missing file).
     public static func check(_ content: InstalledContent, fileSize: (URL) -> Int64?) -> Verdict {
         var missing: [String] = []
-        for file in content.files where fileSize(content.url(for: file.path)) != file.length {
+        for file in content.files where fileSize(content.fileURL(file.path)) != file.length {
             missing.append(file.path)
         }
         if content.files.isEmpty, fileSize(content.directory) == nil { return .damaged(missing: ["."]) }

@@ -49,6 +49,26 @@ public struct InstalledContent: Sendable, Hashable, Codable {
     /// The total size of the files.
     public var totalLength: Int64 { files.reduce(0) { $0 + $1.length } }
 
-    /// The URL of one file.
-    public func url(for path: String) -> URL { directory.appendingPathComponent(path, isDirectory: false) }
+    /// The URL of one file, by its path as the grant lists it (`Contents/issue.pdf`) or within the product's
+    /// `Contents/` folder (`issue.pdf`, as an app names its files).
+    ///
+    /// ```swift
+    /// let pdf = content.url(for: "issue.pdf")  // …/Content/<product>/<version>/Contents/issue.pdf
+    /// ```
+    ///
+    /// A path that names no file of the content as it is given and names one under `Contents/` is taken as that
+    /// one; any other path is resolved in ``directory`` as it is.
+    public func url(for path: String) -> URL {
+        let inContents = Self.contentsFolder + path
+        if !files.contains(where: { $0.path == path }), files.contains(where: { $0.path == inContents }) {
+            return fileURL(inContents)
+        }
+        return fileURL(path)
+    }
+
+    /// The URL of the file listed as `path` (KioskKit's own look-ups: no search of ``files``).
+    func fileURL(_ path: String) -> URL { directory.appendingPathComponent(path, isDirectory: false) }
+
+    /// The folder of a product's files inside its content (`Contents/`, as in Apple's hosted content packages).
+    static let contentsFolder = "Contents/"
 }

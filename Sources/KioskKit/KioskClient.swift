@@ -534,10 +534,13 @@ public actor KioskClient {
     }
 
     /// Removes a failed or cancelled download from ``downloads`` (and from the journal), with any bytes it left.
-    /// - Throws: ``KioskError/notFound(productID:)`` when the product's download is neither failed nor cancelled.
+    /// - Throws: ``KioskError/downloadInProgress(productID:)`` while the product's download is on its way (cancel it
+    ///   first); ``KioskError/notFound(productID:)`` when the product has no failed or cancelled download.
     public func dismiss(productID: String) throws(KioskError) {
         try ensureOpen()
-        guard let download = coordinator.live(for: productID), let actions = coordinator.dismiss(download.id) else {
+        guard let download = coordinator.live(for: productID) else { throw .notFound(productID: productID) }
+        guard let actions = coordinator.dismiss(download.id) else {
+            if !download.state.isTerminal { throw .downloadInProgress(productID: productID) }
             throw .notFound(productID: productID)
         }
         execute(actions)
@@ -638,9 +641,17 @@ public actor KioskClient {
 
     /// Deletes a product's installed content (content moved out of the caches is forgotten, not deleted). Previous
     /// versions kept by updates stay (see ``keptVersions(of:)``).
+    /// - Throws: ``KioskError/downloadInProgress(productID:)`` when nothing is installed yet and the product's
+    ///   download is on its way (cancel it to stop it); ``KioskError/notFound(productID:)`` when the product is
+    ///   neither installed nor downloading.
     public func remove(_ productID: String) throws(KioskError) {
         try ensureOpen()
-        guard let (_, actions) = coordinator.removeContent(of: productID) else { throw .notFound(productID: productID) }
+        guard let (_, actions) = coordinator.removeContent(of: productID) else {
+            if let download = coordinator.live(for: productID), !download.state.isTerminal {
+                throw .downloadInProgress(productID: productID)
+            }
+            throw .notFound(productID: productID)
+        }
         execute(actions)
     }
 

@@ -51,6 +51,9 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// Another ``KioskClient``, in this process or another, has the cache root at `path` open: one client per cache
     /// root. Close it (or let its process end) first.
     case cacheRootInUse(path: String)
+    /// The product's download is on its way (waiting, active, retrying or paused): the call acts on a download that
+    /// has ended, or on installed content. Cancel the download first, or wait for it.
+    case downloadInProgress(productID: String)
 
     /// A stable machine code for this error, e.g. `not_entitled`, `integrity`, `insufficient_storage`.
     public var code: String {
@@ -70,6 +73,7 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .insecureServerURL: "insecure_http"
         case .clientClosed: "client_closed"
         case .cacheRootInUse: "cache_root_in_use"
+        case .downloadInProgress: "download_in_progress"
         }
     }
 
@@ -137,6 +141,8 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .clientClosed: "The KioskClient was closed; create a new one on the same cache root to go on."
         case .cacheRootInUse(let path):
             "Another KioskClient has the cache root \(path) open; close it first (one client per cache root)."
+        case .downloadInProgress(let productID):
+            "The download of \(productID) is on its way; cancel it first, or wait until it ends."
         }
     }
 

@@ -158,7 +158,7 @@ extension DownloadEngine {
             guard let source = whole[file.path] else { continue }
             try Task.checkCancellation()
             try await copyWhole(
-                file, from: installed.url(for: source), work: &work, onDisk: &onDisk, folders: &folders,
+                file, from: installed.fileURL(source), work: &work, onDisk: &onDisk, folders: &folders,
                 tally: tally, hooks: hooks)
         }
 
@@ -263,7 +263,7 @@ extension DownloadEngine {
             try Task.checkCancellation()
             let chunk = chunks[index]
             if sources[source.path] == nil {
-                sources[source.path] = try? fileSystem.open(installed.url(for: source.path), mode: .read)
+                sources[source.path] = try? fileSystem.open(installed.fileURL(source.path), mode: .read)
             }
             guard let input = sources[source.path] else { continue }
             var hasher = SHA256()

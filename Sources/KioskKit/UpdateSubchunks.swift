@@ -230,7 +230,7 @@ extension DownloadEngine {
                     continue
                 }
                 if sources[source.path] == nil {
-                    sources[source.path] = try? fileSystem.open(installed.url(for: source.path), mode: .read)
+                    sources[source.path] = try? fileSystem.open(installed.fileURL(source.path), mode: .read)
                 }
                 guard let input = sources[source.path],
                     assembly.copy(

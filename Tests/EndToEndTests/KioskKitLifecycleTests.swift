@@ -104,6 +104,33 @@ struct KioskKitLifecycleTests {
         #expect(entitlements.entitlements.isEmpty)
     }
 
+    /// #28 item 8: `dismiss` and `remove` during a download used to throw `not_found` ("Nothing is known about X
+    /// here."). They say the download is on its way, and act once it has ended.
+    @Test func dismissAndRemoveDuringADownloadSayItIsOnItsWay() async throws {
+        try await TestServer.with(configure: { $0.faults = .spec(try! FaultSpec(parsing: "throttle=256KiB/s")) }) {
+            server in
+            let purchase = try await server.buy(Sample.levels)
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory())
+            let id = try await client.enqueue(productID: Sample.levels, receipt: purchase.receiptData)
+            for call in ["dismiss", "dismiss(downloadID:)", "remove"] {
+                do {
+                    switch call {
+                    case "dismiss": try await client.dismiss(productID: Sample.levels)
+                    case "dismiss(downloadID:)": try await client.dismiss(downloadID: id)
+                    default: try await client.remove(Sample.levels)
+                    }
+                    Issue.record("\(call) during a download did not throw")
+                } catch let error as KioskError {
+                    #expect(error.code == "download_in_progress", "\(call): \(error)")
+                }
+            }
+            try await client.cancel(Sample.levels)
+            try await client.dismiss(productID: Sample.levels)
+            #expect(await client.download(for: Sample.levels) == nil)
+            await client.close()
+        }
+    }
+
     /// Every file under `root`, by path, with its bytes' SHA-256.
     static func files(under root: URL) throws -> [String: String] {
         var files: [String: String] = [:]
