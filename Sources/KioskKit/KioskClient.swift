@@ -100,7 +100,8 @@ public actor KioskClient {
         }
     }
 
-    /// The default server: `http://127.0.0.1:8080`.
+    /// The `kiosk` command's default server, `http://127.0.0.1:8080` (`kiosk serve`'s address). ``KioskClient``
+    /// itself has no default: ``init(serverURL:cacheRoot:configuration:)`` must be told its server.
     public static let defaultServerURL = URL(string: "http://127.0.0.1:8080")!
 
     /// The server.
@@ -161,7 +162,8 @@ public actor KioskClient {
     /// resumes every unfinished download.
     ///
     /// - Parameters:
-    ///   - serverURL: the Kiosk server (default ``defaultServerURL``).
+    ///   - serverURL: the Kiosk server. There is no default: a client that silently talked to
+    ///     ``defaultServerURL`` (this machine's port 8080) was a mistake waiting to happen.
     ///   - cacheRoot: where to keep downloads and content (default ``CacheLayout/defaultRoot``). One client per
     ///     cache root: the client holds a lock on it (a `flock` on its `.lock` file) until ``close()``, and a second
     ///     client on the same root, in this process or another, is refused.
@@ -172,8 +174,7 @@ public actor KioskClient {
     ///   is not 1 to 128 letters, digits, `.`, `_` or `-`; ``KioskError/fileSystem(path:underlying:)`` when the cache
     ///   root cannot be created; ``KioskError/cacheRootInUse(path:)`` when another client has it open.
     public init(
-        serverURL: URL = KioskClient.defaultServerURL, cacheRoot: URL = CacheLayout.defaultRoot,
-        configuration: Configuration = Configuration()
+        serverURL: URL, cacheRoot: URL = CacheLayout.defaultRoot, configuration: Configuration = Configuration()
     ) async throws {
         try ServerURLPolicy.check(serverURL, allowsInsecureHTTP: configuration.allowsInsecureHTTP)
         guard configuration.maximumConnections >= 1 else {

@@ -131,6 +131,41 @@ struct KioskKitLifecycleTests {
         }
     }
 
+    /// #28 item 8: after a relaunch a finished download reported `bytesWritten` 0. It reports every byte it wrote.
+    @Test(arguments: ["small files", "a large file by chunks", "an update"])
+    func aFinishedDownloadReportsItsBytesAfterARelaunch(_ shape: String) async throws {
+        try await TestServer.with { server in
+            let product = "com.example.kiosk.test.relaunched"
+            let big = Support.randomData(9 << 20)
+            let files =
+                shape == "small files"
+                ? ["Contents/a.bin": Support.randomData(1000), "Contents/b.bin": Support.randomData(2000)]
+                : ["Contents/big.bin": big]
+            try await Support.publish(product, version: "1.0", files: files, on: server)
+            let purchase = try await server.buy(product)
+            let root = server.makeScratchDirectory()
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            var content = try await client.ensureInstalled(productID: product, proof: .receipt(purchase.receiptData))
+            if shape == "an update" {
+                var edited = big
+                edited.replaceSubrange(0..<1000, with: Support.randomData(1000))
+                try await Support.publish(product, version: "2.0", files: ["Contents/big.bin": edited], on: server)
+                content = try await client.update(productID: product, proof: .receipt(purchase.receiptData))
+            }
+            let before = try #require(await client.download(for: product)?.progress)
+            await client.close()
+            #expect(before.bytesWritten == content.totalLength && content.totalLength > 0)
+
+            let relaunched = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            let after = try #require(await relaunched.download(for: product))
+            #expect(after.state == .finished)
+            #expect(after.progress.bytesWritten == content.totalLength, "\(after.progress)")
+            #expect(after.progress.bytesExpected == content.totalLength, "\(after.progress)")
+            #expect(after.progress.fraction == 1)
+            await relaunched.close()
+        }
+    }
+
     /// Every file under `root`, by path, with its bytes' SHA-256.
     static func files(under root: URL) throws -> [String: String] {
         var files: [String: String] = [:]

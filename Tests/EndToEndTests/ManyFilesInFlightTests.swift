@@ -67,7 +67,8 @@ struct ManyFilesInFlightTests {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-budget-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
         await #expect(throws: KioskError.self) {
-            _ = try await KioskClient(cacheRoot: root, configuration: configuration)
+            _ = try await KioskClient(
+                serverURL: URL(string: "http://127.0.0.1:9")!, cacheRoot: root, configuration: configuration)
         }
     }
 

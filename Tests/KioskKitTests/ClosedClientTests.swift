@@ -23,7 +23,7 @@ struct ClosedClientTests {
     @Test func eventsAndObserversAfterCloseEndAtOnce() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-closed-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }
-        let client = try await KioskClient(cacheRoot: root)
+        let client = try await KioskClient(serverURL: URL(string: "http://127.0.0.1:9")!, cacheRoot: root)
         var before = client.events.makeAsyncIterator()
         await client.close()
         #expect(await before.next() == nil)
