@@ -710,7 +710,7 @@ public actor KioskClient {
     /// - the download fails: throws its error;
     /// - ``cancel(_:)``: throws ``KioskError/cancelled(productID:)``;
     /// - ``dismiss(productID:)`` and ``remove(_:)``: neither touches a download on its way (they throw
-    ///   ``KioskError/notFound(productID:)``), so the call goes on;
+    ///   ``KioskError/downloadInProgress(productID:)``), so the call goes on;
     /// - ``close()``: throws ``KioskError/clientClosed``;
     /// - the calling task is cancelled: throws ``KioskError/cancelled(productID:)`` at once (typed throws cannot
     ///   carry `CancellationError`) and leaves the download running;

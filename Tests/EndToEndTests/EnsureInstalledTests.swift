@@ -103,10 +103,12 @@ struct EnsureInstalledTests {
             let (client, proof, hashes) = try await setUp(server)
             let call = try await callInFlight(client, proof)
             // Neither touches a download on its way: both say so, and the call goes on.
-            await #expect(throws: Error.notFound(productID: Self.product)) {
+            await #expect(throws: Error.downloadInProgress(productID: Self.product)) {
                 try await client.dismiss(productID: Self.product)
             }
-            await #expect(throws: Error.notFound(productID: Self.product)) { try await client.remove(Self.product) }
+            await #expect(throws: Error.downloadInProgress(productID: Self.product)) {
+                try await client.remove(Self.product)
+            }
             try Support.expectInstalled(try await call.value, hashes: hashes)
             await client.close()
         }
