@@ -80,12 +80,21 @@
                 try await withCheckedThrowingContinuation {
                     (continuation: CheckedContinuation<SegmentOutcome, any Error>) in
                     handler.begin(first: first, last: last, continuation: continuation) { start.cancel() }
-                    let started = start.start {
-                        let task = client.execute(request: request, delegate: delegate)
-                        task.futureResult.whenComplete { result in delegate.finish(result) }
-                        return task
+                    // Never on a client that is shutting down: its event loops may be gone, and a request handed to
+                    // them would never end. A request started before the shutdown is failed by it.
+                    let started: Bool? = isShutDown.withLock { shutDown in
+                        guard !shutDown else { return nil }
+                        return start.start {
+                            let task = client.execute(request: request, delegate: delegate)
+                            task.futureResult.whenComplete { result in delegate.finish(result) }
+                            return task
+                        }
                     }
-                    if !started { handler.abandon(throwing: CancellationError()) }
+                    switch started {
+                    case nil: handler.abandon(throwing: KioskError.clientClosed)
+                    case false?: handler.abandon(throwing: CancellationError())
+                    case true?: break
+                    }
                 }
             } onCancel: {
                 start.cancel()
