@@ -462,6 +462,16 @@ struct DownloadCoordinator: Sendable {
         case .failure(let error):
             guard !(error is CancellationError) else { break }
             let kioskError = (error as? KioskError) ?? .fileSystem(path: download.productID, underlying: "\(error)")
+            if kioskError.apiCode == .notFound, download.record.grant == nil, case .active = download.state {
+                // The server knows no such product: nothing was fetched and nothing will be. The download is
+                // forgotten, not kept failed across launches, and the callers waiting for it learn why.
+                let productID = download.productID
+                actions += forget(id) + [
+                    .deleteStaging(productID: productID), .journal([], synchronize: true),
+                    .finishWaiters(productID: productID, .failure(.notFound(productID: productID))), .schedule,
+                ]
+                return actions
+            }
             let action: DownloadStateMachine.Action
             switch download.state {
             case .verifying: action = download.machine.verificationFailed(kioskError)

@@ -484,7 +484,9 @@ public actor KioskClient {
 
     /// Enqueues the download of a product's current version, to be paid for by `proof`: a receipt, or a StoreKit 2
     /// signed transaction (`Transaction.jwsRepresentation`). The proof is kept in the journal to renew the grant;
-    /// it is never logged.
+    /// it is never logged. A product the server does not know ends its download with
+    /// ``KioskError/notFound(productID:)`` for the callers waiting for it, and the download is forgotten: nothing of it
+    /// stays, in memory or in the journal.
     @discardableResult
     public func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
         throws(KioskError) -> DownloadID

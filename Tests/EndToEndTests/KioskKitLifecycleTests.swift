@@ -166,6 +166,32 @@ struct KioskKitLifecycleTests {
         }
     }
 
+    /// #28 item 8: `enqueue` of a product the server does not know used to leave a failed download that came back
+    /// at every launch. It is refused (`not_found`) and leaves nothing behind.
+    @Test func anUnknownProductIsRefusedAndLeavesNothingBehind() async throws {
+        try await TestServer.with { server in
+            let purchase = try await server.buy(Sample.book)
+            let root = server.makeScratchDirectory()
+            let unknown = "com.example.kiosk.no-such-product"
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            do {
+                _ = try await client.ensureInstalled(productID: unknown, proof: .receipt(purchase.receiptData))
+                Issue.record("an unknown product was installed")
+            } catch let error as KioskError {
+                #expect(error.code == "not_found", "\(error)")
+            }
+            #expect(await client.download(for: unknown) == nil)
+            #expect(await client.downloads.isEmpty)
+            await client.close()
+            let relaunched = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            #expect(await relaunched.downloads.isEmpty)
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: CacheLayout(root: root).staging(productID: unknown).path))
+            await relaunched.close()
+        }
+    }
+
     /// Every file under `root`, by path, with its bytes' SHA-256.
     static func files(under root: URL) throws -> [String: String] {
         var files: [String: String] = [:]
