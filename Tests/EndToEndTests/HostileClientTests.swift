@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskServer
+import NIOPosix
 import Testing
 
 /// Clients that try to tie the server up: header and body drips (slowloris), hundreds of ranges, huge headers,
@@ -8,7 +9,12 @@ import Testing
 /// timeouts while a normal client checks that it still gets quick answers.
 @Suite("Server: hostile clients", .serialized)
 struct HostileClientTests {
+    /// The event loops of these tests' servers: their own, so that the timeouts under test never wait for work
+    /// that the other suites, running in parallel, give SwiftNIO's shared loops.
+    private static let loops = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+
     private static func shortTimeouts(_ configuration: inout ServerConfiguration) {
+        configuration.eventLoopGroup = loops
         configuration.idleTimeout = .seconds(1)
         configuration.requestReadTimeout = .seconds(2)
         configuration.sendTimeout = .seconds(2)
