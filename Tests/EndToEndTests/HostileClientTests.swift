@@ -28,7 +28,9 @@ struct HostileClientTests {
         var fastest = Duration.seconds(5)
         for _ in 0..<3 {
             let start = ContinuousClock.now
-            let response = try await RawHTTP.send(port: server.port, method: "GET", target: "/healthz", timeout: 5)
+            // 15 s for any one answer: the other suites, running in parallel on two cores, can hold the
+            // cooperative pool that handlers run on for seconds; the fastest of three must still come within 1 s.
+            let response = try await RawHTTP.send(port: server.port, method: "GET", target: "/healthz", timeout: 15)
             #expect(response.status == 200, comment)
             fastest = min(fastest, ContinuousClock.now - start)
         }
