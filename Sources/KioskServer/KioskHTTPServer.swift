@@ -217,7 +217,6 @@ public struct KioskHTTPServer: Sendable {
                 let shownHost = host.contains(":") ? "[\(host)]" : host
                 await onListening("http://\(shownHost):\(port)", port)
             },
-            eventLoopGroupProvider: configuration.eventLoopGroup.map { .shared($0) } ?? .singleton,
             logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))

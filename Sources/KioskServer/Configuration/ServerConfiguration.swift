@@ -1,7 +1,6 @@
 import Foundation
 import KioskCore
 import KioskStore
-import NIOCore
 
 /// Which store verifies receipts.
 public enum StoreMode: String, Sendable, CaseIterable, Codable {
@@ -83,10 +82,6 @@ public struct ServerConfiguration: Sendable {
     public var faults: FaultProfile?
     /// The seed of the fault injector's random choices, for repeatable runs (random when nil).
     public var faultsSeed: UInt64?
-    /// The event loops the server's connections run on; nil, the default, uses SwiftNIO's shared ones (one per CPU).
-    /// A process running several servers (tests) gives one its own, so that its timeouts do not wait for the others'
-    /// work.
-    public var eventLoopGroup: (any EventLoopGroup)?
 
     /// A PEM file of the root certificate(s) signed transactions and notifications must chain to; nil trusts Apple
     /// Root CA - G3. (In sandbox mode the sandbox store's own root is trusted as well.)

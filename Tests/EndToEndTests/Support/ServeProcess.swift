@@ -1,0 +1,102 @@
+import Foundation
+
+/// `kiosk serve` itself, started in a child process on an ephemeral loopback port with a private copy of the
+/// sample content and a fresh data folder.
+///
+/// The child has event loops and a concurrency pool of its own, so the suites running in parallel in the test
+/// process can slow it only by sharing the CPU: the tests of timeouts use it, which must not wait for work
+/// other tests give the test process's pool (an accepted connection is handed over on that pool).
+final class ServeProcess: LoopbackKioskServer {
+    let port: Int
+    /// The child's own copy of the content folder.
+    let contentDirectory: URL
+    private let process: Process
+    private let root: URL
+
+    private init(port: Int, contentDirectory: URL, process: Process, root: URL) {
+        self.port = port
+        self.contentDirectory = contentDirectory
+        self.process = process
+        self.root = root
+    }
+
+    /// Runs `body` against a fresh `kiosk serve arguments…` (after `--port 0`, the folders, no periodic reload and
+    /// `--log-level critical`), with `environment` added to this process's, and stops the child and removes its
+    /// folders afterwards. `prepareContent` may change the content copy before the child reads it.
+    static func with<T>(
+        arguments: [String] = [], environment: [String: String] = [:],
+        prepareContent: (URL) throws -> Void = { _ in }, _ body: (ServeProcess) async throws -> T
+    ) async throws -> T {
+        let server = try await start(arguments: arguments, environment: environment, prepareContent: prepareContent)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    private static func start(
+        arguments: [String], environment: [String: String], prepareContent: (URL) throws -> Void
+    ) async throws -> ServeProcess {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-serve-\(UUID().uuidString)")
+        let content = root.appendingPathComponent("content")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: TestServer.sampleContent, to: content)
+        try prepareContent(content)
+        let process = Process()
+        process.executableURL = try ChildProcess.kioskExecutable
+        process.arguments =
+            [
+                "serve", "--port", "0", "--content", content.path, "--data", root.appendingPathComponent("data").path,
+                "--reload-interval", "0", "--log-level", "critical",
+            ] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        do {
+            let port = try await listeningPort(output.fileHandleForReading)
+            return ServeProcess(port: port, contentDirectory: content, process: process, root: root)
+        } catch {
+            process.terminate()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: root)
+            throw error
+        }
+    }
+
+    /// Stops the child as an operator would (`SIGTERM`, a graceful shutdown), with `SIGKILL` after
+    /// ``TestServer/stopDeadline``, and removes its folders.
+    func stop() async {
+        let process = self.process
+        _ = try? await RawHTTP.onThread {
+            process.terminate()
+            let deadline = ContinuousClock.now + TestServer.stopDeadline
+            while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// Reads standard output up to the `Kiosk listening on http://127.0.0.1:PORT` line; fails if the process ends
+    /// first.
+    private static func listeningPort(_ handle: FileHandle) async throws -> Int {
+        let line = try await RawHTTP.onThread { () -> String in
+            var bytes = Data()
+            while !bytes.contains(UInt8(ascii: "\n")) {
+                let chunk = handle.availableData
+                guard !chunk.isEmpty else { break }
+                bytes.append(chunk)
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        guard let colon = line.lastIndex(of: ":"),
+            let port = Int(line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines))
+        else { throw TestServerError.unexpected(status: 0, body: "kiosk serve printed '\(line)'") }
+        return port
+    }
+}
