@@ -122,6 +122,14 @@ struct APIClient: Sendable {
         return Response(status: http.statusCode, headers: headers, body: data)
     }
 
+    /// Whether the server answers at all, for a download waiting for the network: `GET /healthz`, within 10 s (or
+    /// the session's request timeout when shorter). Any HTTP answer counts, a 503 too: the network reaches the server.
+    func isReachable() async -> Bool {
+        guard var request = try? URLRequest(url: url("/healthz")) else { return false }
+        request.timeoutInterval = min(request.timeoutInterval, session.configuration.timeoutIntervalForRequest, 10)
+        return (try? await send(request)) != nil
+    }
+
     /// Sends a JSON request and decodes a 2xx JSON answer as `T` (with `decode`, by default `KioskJSON`'s decoder);
     /// any other status becomes a server error.
     func json<T: Decodable>(

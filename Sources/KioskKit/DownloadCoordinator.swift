@@ -121,10 +121,13 @@ struct DownloadCoordinator: Sendable {
         case renewGrant(DownloadID, DownloadWork)
         /// Cancel the download's transfer task, if any, and wait until it has ended.
         case stopTransfer(DownloadID)
-        /// Arm (replacing any) the timer that calls ``DownloadCoordinator/retryDue(_:)`` at the date.
+        /// Arm (replacing any) the download's timer: it calls ``DownloadCoordinator/retryDue(_:)`` at the date.
         case armRetry(DownloadID, at: Date)
-        /// Disarm the download's retry timer, if any.
-        case disarmRetry(DownloadID)
+        /// Arm (replacing any) the download's timer: at the date it asks the server whether it is reachable and
+        /// calls ``DownloadCoordinator/networkProbed(_:reachable:now:)`` with the answer.
+        case armProbe(DownloadID, at: Date)
+        /// Disarm the download's timer (a retry or a probe), if any.
+        case disarmTimer(DownloadID)
         /// Send an event to the app's streams and observers.
         case emit(KioskEvent)
         /// End every ``KioskClient/waitUntilInstalled(productID:)`` call waiting for the product.
@@ -214,7 +217,7 @@ struct DownloadCoordinator: Sendable {
         case .cancelled: return .fail(.cancelled(productID: productID))
         case .paused(.insufficientStorage):
             return download.snapshot.error.map(InstallWait.fail) ?? .wait
-        case .waiting, .active, .paused(.user), .waitingToRetry, .verifying: return .wait
+        case .waiting, .active, .paused(.user), .waitingToRetry, .waitingForNetwork, .verifying: return .wait
         }
     }
 
@@ -269,12 +272,13 @@ struct DownloadCoordinator: Sendable {
     /// Pauses a download (the app, or a full disk): its transfer stops, its bytes stay.
     mutating func pause(_ id: DownloadID, reason: PauseReason) -> [Action] {
         guard downloads[id] != nil else { return [] }
-        return transition(id) { $0.pause(reason) } + [.disarmRetry(id), .stopTransfer(id), .schedule]
+        return transition(id) { $0.pause(reason) } + [.disarmTimer(id), .stopTransfer(id), .schedule]
     }
 
-    /// Resumes a paused or failed download.
+    /// Resumes a paused or failed download, or one waiting for the network (at once: its probe is disarmed).
     mutating func resume(_ id: DownloadID) -> [Action] {
-        transition(id) { $0.resume() }
+        let probing = downloads[id]?.state == .waitingForNetwork
+        return (probing ? [.disarmTimer(id)] : []) + transition(id) { $0.resume() }
     }
 
     /// Cancels a download: its transfer stops, then its bytes and its grant are dropped and its waiters told.
@@ -290,7 +294,7 @@ struct DownloadCoordinator: Sendable {
         download.progress.bytesWritten = 0
         downloads[id] = download
         actions += [
-            .disarmRetry(id), .stopTransfer(id), .deleteStaging(productID: download.productID),
+            .disarmTimer(id), .stopTransfer(id), .deleteStaging(productID: download.productID),
             .journal([.changed(id: id, .grant(nil, receivedAt: nil))], synchronize: false),
             .finishWaiters(productID: download.productID, .failure(.cancelled(productID: download.productID))),
             .schedule,
@@ -310,6 +314,24 @@ struct DownloadCoordinator: Sendable {
     /// The retry timer of a download fired.
     mutating func retryDue(_ id: DownloadID) -> [Action] {
         transition(id) { $0.retryDue() }
+    }
+
+    /// A download's probe of the server ended. Reachable: every download waiting for the network goes on (the
+    /// server is the same for all of them), and their other probes are disarmed. Unreachable: this download probes
+    /// again later.
+    mutating func networkProbed(_ id: DownloadID, reachable: Bool, now: Date) -> [Action] {
+        guard reachable else {
+            let policy = retryPolicy
+            return transition(id) { $0.networkUnreachable(now: now, policy: policy) }
+        }
+        var actions: [Action] = []
+        for download in ordered where download.state == .waitingForNetwork {
+            actions += [.disarmTimer(download.id)] + transition(download.id) { $0.networkReachable() }
+        }
+        // One offer of the slots, after every download's entries: an offer between them would start a download
+        // whose own "waiting" entry comes after.
+        actions.removeAll { if case .schedule = $0 { true } else { false } }
+        return actions + [.schedule]
     }
 
     /// Starts waiting downloads while the queue has free slots.
@@ -590,6 +612,8 @@ struct DownloadCoordinator: Sendable {
             return []  // pause and cancel stop the transfer themselves, in order with the rest of their work
         case .scheduleRetry(let date):
             return [.armRetry(id, at: date)]
+        case .probeNetwork(let date):
+            return [.armProbe(id, at: date)]
         case .reportFailure(let error):
             guard let download = downloads[id] else { return [] }
             return [.finishWaiters(productID: download.productID, .failure(error))]

@@ -18,6 +18,11 @@ public enum DownloadState: Sendable, Hashable, Codable, CustomStringConvertible 
     case paused(PauseReason)
     /// A transient failure happened; it starts again from the bytes on disk at `until`.
     case waitingToRetry(until: Date, attempt: Int)
+    /// The server could not be reached (``KioskError/isUnreachable``): the client asks it, with a growing interval,
+    /// whether it is reachable again, and the download goes on by itself from the bytes on disk as soon as it is,
+    /// for as long as the client is open. Waiting uses up no retries. ``KioskClient/resume(_:)`` tries at once
+    /// (for an app that learns from the system that the network is back).
+    case waitingForNetwork
     /// Every byte is here; the files are being checked and moved into place.
     case verifying
     /// Installed: the content is in place and verified.
@@ -35,14 +40,15 @@ public enum DownloadState: Sendable, Hashable, Codable, CustomStringConvertible 
         }
     }
 
-    /// A short lowercase name: `waiting`, `active`, `paused`, `waiting_to_retry`, `verifying`, `finished`,
-    /// `failed`, `cancelled`.
+    /// A short lowercase name: `waiting`, `active`, `paused`, `waiting_to_retry`, `waiting_for_network`,
+    /// `verifying`, `finished`, `failed`, `cancelled`.
     public var name: String {
         switch self {
         case .waiting: "waiting"
         case .active: "active"
         case .paused: "paused"
         case .waitingToRetry: "waiting_to_retry"
+        case .waitingForNetwork: "waiting_for_network"
         case .verifying: "verifying"
         case .finished: "finished"
         case .failed: "failed"

@@ -9,7 +9,8 @@ import Foundation
 /// ```
 /// waiting ──start──▶ active ──transferCompleted──▶ verifying ──installed──▶ finished
 ///    ▲                 │  ╲──transientFailure──▶ waitingToRetry ──retryDue──▶ waiting
-///    │                 │   ╲─permanentFailure──▶ failed
+///    │                 │  ╲──unreachable──▶ waitingForNetwork ──networkReachable / resume──▶ waiting
+///    │                 │   ╲─permanentFailure──▶ failed          (networkUnreachable: stays, probes again later)
 ///    └────resume─── paused ◀──pause / outOfSpace──┘
 /// any non-terminal ──cancel──▶ cancelled
 /// active ──grantNeeded──▶ active (renewGrant; past the limit, as transferFailed)
@@ -29,6 +30,9 @@ public struct DownloadStateMachine: Sendable, Hashable {
         case stopTransferAndDeleteBytes
         /// Arm a timer that sends ``retryDue()`` at the date.
         case scheduleRetry(at: Date)
+        /// At the date, ask the server whether it is reachable, and send ``networkReachable()`` or
+        /// ``networkUnreachable(now:policy:random:)``.
+        case probeNetwork(at: Date)
         /// Ask the server for a new grant, then restart the transfer with it (the download stays active).
         case renewGrant
         /// Check and move the finished files into place.
@@ -45,6 +49,9 @@ public struct DownloadStateMachine: Sendable, Hashable {
     public private(set) var state: DownloadState
     /// Transient failures since the last successful progress (drives the backoff).
     public private(set) var attempt: Int
+    /// Probes in a row that found the server unreachable (drives their backoff; not journaled: after a launch the
+    /// probes start again at the shortest interval).
+    public private(set) var unreachableProbes = 0
     /// How many transient failures in a row are retried before the download fails.
     public let maximumAttempts: Int
     /// Grant renewals since the transfer started or last verified bytes, a file or a chunk of one (not journaled: a
@@ -69,14 +76,14 @@ public struct DownloadStateMachine: Sendable, Hashable {
         return .startTransfer
     }
 
-    /// The app pauses, or the disk is full: `waiting`/`active`/`waitingToRetry` → `paused(reason)`.
-    /// Pausing an already paused download changes its reason only.
+    /// The app pauses, or the disk is full: `waiting`/`active`/`waitingToRetry`/`waitingForNetwork` →
+    /// `paused(reason)`. Pausing an already paused download changes its reason only.
     public mutating func pause(_ reason: PauseReason) -> Action {
         switch state {
         case .active:
             state = .paused(reason)
             return .stopTransfer
-        case .waiting, .waitingToRetry, .paused:
+        case .waiting, .waitingToRetry, .waitingForNetwork, .paused:
             state = .paused(reason)
             return .none
         default:
@@ -84,12 +91,18 @@ public struct DownloadStateMachine: Sendable, Hashable {
         }
     }
 
-    /// The app resumes: `paused`/`failed` → `waiting`. The attempt count starts over.
+    /// The app resumes: `paused`/`failed` → `waiting`, and the attempt count starts over; `waitingForNetwork` →
+    /// `waiting` (the app says the network is back: try at once).
     public mutating func resume() -> Action {
         switch state {
         case .paused, .failed:
             state = .waiting
             attempt = 0
+            unreachableProbes = 0
+            return .enqueue
+        case .waitingForNetwork:
+            state = .waiting
+            unreachableProbes = 0
             return .enqueue
         case .waiting, .active, .waitingToRetry, .verifying:
             return .none
@@ -128,8 +141,14 @@ public struct DownloadStateMachine: Sendable, Hashable {
     /// The transfer stopped with an error while active.
     ///
     /// - Insufficient storage → `paused(.insufficientStorage)` (bytes kept).
-    /// - A transient error, attempts left → `waitingToRetry(until: now + delay)`.
+    /// - The server unreachable (``KioskError/isUnreachable``), attempts left → `waitingForNetwork`, with a probe
+    ///   of the server after the backoff's first delay.
+    /// - Another transient error, attempts left → `waitingToRetry(until: now + delay)`.
     /// - Anything else, or too many attempts → `failed(error)`.
+    ///
+    /// An attempt is a transfer that ended without progress: the transfers of a download waiting for the network
+    /// start only once the server answers a probe, so however long the network is gone, the attempts are used up
+    /// only by a server that answers probes and still fails every transfer.
     public mutating func transferFailed(
         _ error: KioskError, now: Date, policy: RetryPolicy,
         random: Double = Double.random(in: 0...1)
@@ -141,6 +160,11 @@ public struct DownloadStateMachine: Sendable, Hashable {
         }
         if error.isTransient && attempt + 1 < maximumAttempts {
             attempt += 1
+            if error.isUnreachable {
+                state = .waitingForNetwork
+                unreachableProbes = 0
+                return .probeNetwork(at: now.addingTimeInterval(policy.delay(attempt: 1, random: random)))
+            }
             var retryAfter: Double? = nil
             if case .server(_, _, _, let seconds) = error { retryAfter = seconds }
             let until = now.addingTimeInterval(policy.delay(attempt: attempt, retryAfter: retryAfter, random: random))
@@ -149,6 +173,26 @@ public struct DownloadStateMachine: Sendable, Hashable {
         }
         state = .failed(error)
         return .reportFailure(error)
+    }
+
+    /// A probe found the server reachable: `waitingForNetwork` → `waiting`.
+    public mutating func networkReachable() -> Action {
+        guard case .waitingForNetwork = state else { return reject("networkReachable") }
+        state = .waiting
+        unreachableProbes = 0
+        return .enqueue
+    }
+
+    /// A probe found the server still unreachable: the download stays `waitingForNetwork` (no change of state) and
+    /// the next probe comes after the backoff's next delay (doubling up to the policy's `maximumDelay`). Waiting
+    /// uses up no attempts: it lasts for as long as the network is gone.
+    public mutating func networkUnreachable(
+        now: Date, policy: RetryPolicy, random: Double = Double.random(in: 0...1)
+    ) -> Action {
+        guard case .waitingForNetwork = state else { return reject("networkUnreachable") }
+        unreachableProbes += 1
+        return .probeNetwork(
+            at: now.addingTimeInterval(policy.delay(attempt: unreachableProbes + 1, random: random)))
     }
 
     /// The retry timer fired: `waitingToRetry` → `waiting`.
@@ -194,11 +238,11 @@ public struct DownloadStateMachine: Sendable, Hashable {
         }
     }
 
-    /// After a relaunch, a download that was `active`, `verifying` or `waitingToRetry` goes back to `waiting`
-    /// so that it resumes from the bytes on disk.
+    /// After a relaunch, a download that was `active`, `verifying`, `waitingToRetry` or `waitingForNetwork` goes
+    /// back to `waiting` so that it resumes from the bytes on disk.
     public mutating func recoverAfterLaunch() -> Action {
         switch state {
-        case .active, .verifying, .waitingToRetry:
+        case .active, .verifying, .waitingToRetry, .waitingForNetwork:
             state = .waiting
             return .enqueue
         case .waiting:

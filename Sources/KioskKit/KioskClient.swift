@@ -77,6 +77,8 @@ public actor KioskClient {
         public var installationIdentity: InstallationIdentity = .standard
         /// Every file-system call of the client goes through it (tests inject one that counts calls).
         var fileSystem: any KioskFileSystem = POSIXFileSystem()
+        /// The time retries and probes of an unreachable server go by (tests inject one they move by hand).
+        var clock: any KioskClock = SystemClock()
 
         /// The defaults.
         public init() {}
@@ -133,7 +135,9 @@ public actor KioskClient {
     /// waiting callers.
     private var coordinator: DownloadCoordinator
     private var transfers: [DownloadID: Task<Void, Never>] = [:]
-    private var retryTimers: [DownloadID: Task<Void, Never>] = [:]
+    /// Each download's timer: a retry or a probe of the server (``DownloadCoordinator/Action/armRetry(_:at:)``,
+    /// ``DownloadCoordinator/Action/armProbe(_:at:)``).
+    private var timers: [DownloadID: Task<Void, Never>] = [:]
     private var installWaiters: [String: [InstallWaiter]] = [:]
     private var nextWaiterID: UInt64 = 0
     private var catalogCache: [String: CachedCatalog] = [:]
@@ -506,7 +510,8 @@ public actor KioskClient {
         guard !proof.isEmpty else { throw .invalidArgument("The proof of purchase is empty.") }
         try ensureOpen()
         let (id, actions) = coordinator.enqueue(
-            productID: productID, proof: proof, priority: priority, keepingPrevious: keepingPrevious, now: Date())
+            productID: productID, proof: proof, priority: priority, keepingPrevious: keepingPrevious,
+            now: configuration.clock.now)
         execute(actions)
         return id
     }
@@ -792,8 +797,8 @@ public actor KioskClient {
     public func close() async {
         guard !isClosed else { return }
         isClosed = true
-        for timer in retryTimers.values { timer.cancel() }
-        retryTimers.removeAll()
+        for timer in timers.values { timer.cancel() }
+        timers.removeAll()
         let running = Array(transfers.values)
         for task in running { task.cancel() }
         for task in running { await task.value }
@@ -842,15 +847,21 @@ public actor KioskClient {
             case .stopTransfer(let id):
                 transfers[id]?.cancel()
             case .armRetry(let id, let date):
-                retryTimers[id]?.cancel()
-                retryTimers[id] = Task { [weak self] in
-                    let delay = max(0, date.timeIntervalSinceNow)
-                    try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
-                    guard !Task.isCancelled else { return }
+                let clock = configuration.clock
+                arm(id) { [weak self] in
+                    guard (try? await clock.sleep(until: date)) != nil else { return }
                     await self?.retryDue(id)
                 }
-            case .disarmRetry(let id):
-                retryTimers.removeValue(forKey: id)?.cancel()
+            case .armProbe(let id, let date):
+                let (clock, api) = (configuration.clock, api)
+                arm(id) { [weak self] in
+                    guard (try? await clock.sleep(until: date)) != nil else { return }
+                    let reachable = await api.isReachable()
+                    guard !Task.isCancelled else { return }
+                    await self?.networkProbed(id, reachable: reachable)
+                }
+            case .disarmTimer(let id):
+                timers.removeValue(forKey: id)?.cancel()
             case .emit(let event):
                 broadcaster.send(event)
             case .finishWaiters(let productID, let result):
@@ -873,10 +884,22 @@ public actor KioskClient {
         }
     }
 
+    /// Replaces the download's timer with `work`.
+    private func arm(_ id: DownloadID, _ work: @escaping @Sendable () async -> Void) {
+        timers[id]?.cancel()
+        timers[id] = Task(operation: work)
+    }
+
     private func retryDue(_ id: DownloadID) {
-        retryTimers[id] = nil
+        timers[id] = nil
         guard !isClosed else { return }
         execute(coordinator.retryDue(id))
+    }
+
+    private func networkProbed(_ id: DownloadID, reachable: Bool) {
+        timers[id] = nil
+        guard !isClosed else { return }
+        execute(coordinator.networkProbed(id, reachable: reachable, now: configuration.clock.now))
     }
 
     private func startTransfer(_ id: DownloadID, _ work: DownloadWork, renewingGrant: Bool = false) {
@@ -940,7 +963,7 @@ public actor KioskClient {
     private func transferEnded(_ id: DownloadID, _ result: Result<InstalledContent, any Error>) {
         transfers[id] = nil
         guard !isClosed else { return }
-        execute(coordinator.transferEnded(id, result, now: Date()))
+        execute(coordinator.transferEnded(id, result, now: configuration.clock.now))
     }
 
     // MARK: - Disk

@@ -93,6 +93,21 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         }
     }
 
+    /// Whether the server could not be reached: no network, a host that cannot be found or refuses connections, a
+    /// connection lost or timed out (a ``network(code:underlying:)`` with one of those `URLError` codes). A download
+    /// that fails so waits for the network (``DownloadState/waitingForNetwork``) instead of using up its retries.
+    /// Not TLS failures or malformed URLs, which waiting does not fix.
+    public var isUnreachable: Bool {
+        guard case .network(let code, _) = self else { return false }
+        return Self.unreachableCodes.contains(code)
+    }
+
+    private static let unreachableCodes: Set<Int> = Set(
+        [
+            URLError.timedOut, .cannotFindHost, .cannotConnectToHost, .networkConnectionLost, .dnsLookupFailed,
+            .notConnectedToInternet, .internationalRoamingOff, .callIsActive, .dataNotAllowed,
+        ].map(\.rawValue))
+
     /// Whether the proof of purchase was refused or does not entitle the product (`not_entitled`,
     /// `receipt_invalid`, `receipt_malformed`, `transaction_invalid`, `transaction_revoked`, `installation_limit`):
     /// the user must buy or restore; retrying does not help.

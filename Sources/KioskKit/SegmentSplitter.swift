@@ -109,7 +109,7 @@ final class SegmentSplitter: PositionalPartFileWriter {
             if state.current < lengths.count {
                 let bytes = state.written - runOffsets[state.current]
                 if bytes > 0 {
-                    var prefix = state.hasher
+                    let prefix = state.hasher
                     state.cutShort = (
                         state.current,
                         ChunkResumePoints.Point(bytes: bytes, prefixSHA256: prefix.finalize().hexString)

@@ -30,7 +30,9 @@ struct MockExecutor {
                 log.append("stop \(name(id))")
             case .armRetry(let id, let date):
                 log.append("arm \(name(id)) +\(Int(date.timeIntervalSince(DownloadCoordinatorTests.now)))s")
-            case .disarmRetry(let id):
+            case .armProbe(let id, let date):
+                log.append("probe \(name(id)) +\(Int(date.timeIntervalSince(DownloadCoordinatorTests.now)))s")
+            case .disarmTimer(let id):
                 log.append("disarm \(name(id))")
             case .emit(let event):
                 switch event {
@@ -100,6 +102,7 @@ struct DownloadCoordinatorTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
     let policy = RetryPolicy(baseDelay: 1, maximumDelay: 60, maximumAttempts: 3)
     let network = KioskError.network(code: -1005, underlying: "lost")
+    let busy = KioskError.server(status: 503, code: "server_error", message: "Busy.", retryAfter: nil)
 
     func executor(slots: Int = 1, snapshot: JournalSnapshot = JournalSnapshot()) -> MockExecutor {
         MockExecutor(
@@ -153,7 +156,7 @@ struct DownloadCoordinatorTests {
     @Test func aTransientFailureArmsARetryAndProgressResetsTheAttemptCount() {
         var executor = executor()
         let id = executor.enqueue("p1")
-        let failed = executor.event { $0.transferEnded(id, .failure(network), now: Self.now) }
+        let failed = executor.event { $0.transferEnded(id, .failure(busy), now: Self.now) }
         #expect(failed.first == "journal state waiting_to_retry 1")
         #expect(failed.contains("arm p1 +1s") || failed.contains("arm p1 +0s"))
         let due = executor.event { $0.retryDue(id) }
@@ -176,11 +179,34 @@ struct DownloadCoordinatorTests {
         let id = executor.enqueue("p1")
         var last: [String] = []
         for _ in 0..<3 {
-            last = executor.event { $0.transferEnded(id, .failure(network), now: Self.now) }
+            last = executor.event { $0.transferEnded(id, .failure(busy), now: Self.now) }
             _ = executor.event { $0.retryDue(id) }
         }
-        #expect(last.contains("waiters p1 network"))
+        #expect(last.contains("waiters p1 server_error"))
         #expect(executor.coordinator.downloads[id]?.state.name == "failed")
+    }
+
+    /// Two downloads lose the server: each waits for the network with a probe of its own, and failed probes change
+    /// nothing (no journal, no event); the first probe that reaches the server sends both on, and disarms the
+    /// other's probe. The waiters go on waiting throughout.
+    @Test func aProbeThatReachesTheServerSendsEveryDownloadWaitingForTheNetworkOn() {
+        var executor = executor(slots: 2)
+        let first = executor.enqueue("p1")
+        let second = executor.enqueue("p2")
+        let lost = executor.event { $0.transferEnded(first, .failure(network), now: Self.now) }
+        #expect(lost.prefix(2) == ["journal state waiting_for_network 1", "state p1 waiting_for_network"])
+        #expect(lost.contains { $0.hasPrefix("probe p1 +") })
+        _ = executor.event { $0.transferEnded(second, .failure(network), now: Self.now) }
+        #expect(executor.coordinator.installWait(for: "p1") == .wait)
+        let stillDown = executor.event { $0.networkProbed(first, reachable: false, now: Self.now) }
+        #expect(stillDown.count == 1 && stillDown[0].hasPrefix("probe p1 +"))
+        let back = executor.event { $0.networkProbed(second, reachable: true, now: Self.now) }
+        #expect(
+            back == [
+                "disarm p1", "journal state waiting 1", "state p1 waiting", "disarm p2", "journal state waiting 1",
+                "state p2 waiting", "journal state active 1", "state p1 active", "start p1",
+                "journal state active 1", "state p2 active", "start p2",
+            ])
     }
 
     let expired = KioskError.server(status: 401, code: "token_expired", message: "Expired.", retryAfter: nil)

@@ -8,6 +8,7 @@ struct DownloadStateMachineTests {
     let now = Date(timeIntervalSince1970: 1_800_000_000)
     let policy = RetryPolicy(baseDelay: 1, maximumDelay: 60, maximumAttempts: 3)
     let network = KioskError.network(code: -1005, underlying: "lost")
+    let busy = KioskError.server(status: 503, code: "server_error", message: "Busy.", retryAfter: nil)
     let notEntitled = KioskError.server(status: 403, code: "not_entitled", message: "No.", retryAfter: nil)
 
     func machine(_ state: DownloadState, attempt: Int = 0) -> DownloadStateMachine {
@@ -16,7 +17,7 @@ struct DownloadStateMachineTests {
 
     static let allStates: [DownloadState] = [
         .waiting, .active, .paused(.user), .paused(.insufficientStorage),
-        .waitingToRetry(until: Date(timeIntervalSince1970: 0), attempt: 1), .verifying, .finished,
+        .waitingToRetry(until: Date(timeIntervalSince1970: 0), attempt: 1), .waitingForNetwork, .verifying, .finished,
         .failed(.network(code: 1, underlying: "x")), .cancelled,
     ]
 
@@ -76,7 +77,7 @@ struct DownloadStateMachineTests {
         case .active:
             #expect(action == .stopTransfer)
             #expect(m.state == .paused(.user))
-        case .waiting, .waitingToRetry, .paused:
+        case .waiting, .waitingToRetry, .waitingForNetwork, .paused:
             #expect(action == DownloadStateMachine.Action.none)
             #expect(m.state == .paused(.user))
         default:
@@ -94,6 +95,11 @@ struct DownloadStateMachineTests {
             #expect(action == .enqueue)
             #expect(m.state == .waiting)
             #expect(m.attempt == 0)
+        case .waitingForNetwork:
+            // The app says the network is back: at once, with the attempts it had.
+            #expect(action == .enqueue)
+            #expect(m.state == .waiting)
+            #expect(m.attempt == 2)
         case .finished, .cancelled:
             guard case .rejected = action else { Issue.record("resume from \(state) gave \(action)"); return }
             #expect(m.state == state)
@@ -119,18 +125,70 @@ struct DownloadStateMachineTests {
 
     @Test func transientFailureSchedulesRetryThenFailsAfterMaximumAttempts() {
         var m = machine(.active)
-        let first = m.transferFailed(network, now: now, policy: policy, random: 0)
+        let first = m.transferFailed(busy, now: now, policy: policy, random: 0)
         #expect(first == .scheduleRetry(at: now.addingTimeInterval(0.5)))
         #expect(m.state == .waitingToRetry(until: now.addingTimeInterval(0.5), attempt: 1))
         #expect(m.retryDue() == .enqueue)
         #expect(m.state == .waiting)
         _ = m.start()
-        let second = m.transferFailed(network, now: now, policy: policy, random: 1)
+        let second = m.transferFailed(busy, now: now, policy: policy, random: 1)
         #expect(second == .scheduleRetry(at: now.addingTimeInterval(2)))
         _ = m.retryDue()
         _ = m.start()
-        let third = m.transferFailed(network, now: now, policy: policy, random: 0)
-        #expect(third == .reportFailure(network))
+        let third = m.transferFailed(busy, now: now, policy: policy, random: 0)
+        #expect(third == .reportFailure(busy))
+        #expect(m.state == .failed(busy))
+    }
+
+    /// No network: one change of state, to `waitingForNetwork`; probes that find the server still unreachable change
+    /// nothing and use up no attempts, however many there are (here 50, past every retry budget), their interval
+    /// doubling up to the policy's maximum; the first probe that reaches it makes the download go on.
+    @Test func anUnreachableServerIsWaitedForWithoutUsingUpAttempts() {
+        var m = machine(.active)
+        #expect(m.transferFailed(network, now: now, policy: policy, random: 1) == .probeNetwork(at: now + 1))
+        #expect(m.state == .waitingForNetwork)
+        #expect(m.attempt == 1)
+        var delays: [TimeInterval] = []
+        for _ in 0..<50 {
+            guard case .probeNetwork(let at) = m.networkUnreachable(now: now, policy: policy, random: 1) else {
+                Issue.record("no probe armed")
+                return
+            }
+            delays.append(at.timeIntervalSince(now))
+            #expect(m.state == .waitingForNetwork)
+        }
+        #expect(Array(delays.prefix(7)) == [2, 4, 8, 16, 32, 60, 60])
+        #expect(delays.allSatisfy { $0 <= policy.maximumDelay })
+        #expect(m.attempt == 1)
+        #expect(m.networkReachable() == .enqueue)
+        #expect(m.state == .waiting)
+        #expect(m.unreachableProbes == 0)
+        // Only a download waiting for the network takes a probe's answer.
+        for state in Self.allStates where state != .waitingForNetwork {
+            var other = machine(state)
+            guard case .rejected = other.networkReachable(), case .rejected = other.networkUnreachable(
+                now: now, policy: policy)
+            else {
+                Issue.record("a probe's answer accepted while \(state.name)")
+                continue
+            }
+            #expect(other.state == state)
+        }
+    }
+
+    /// A server that answers probes but fails every transfer as unreachable (a network that cuts each connection
+    /// before a byte) still uses up the attempts: waiting cannot fix it.
+    @Test func transfersThatFailWhileTheServerAnswersProbesStillUseUpTheAttempts() {
+        var m = machine(.active)
+        for _ in 0..<2 {
+            guard case .probeNetwork = m.transferFailed(network, now: now, policy: policy) else {
+                Issue.record("no probe armed")
+                return
+            }
+            #expect(m.networkReachable() == .enqueue)
+            #expect(m.start() == .startTransfer)
+        }
+        #expect(m.transferFailed(network, now: now, policy: policy) == .reportFailure(network))
         #expect(m.state == .failed(network))
     }
 
@@ -210,7 +268,9 @@ struct DownloadStateMachineTests {
     }
 
     @Test func recoveryAfterLaunch() {
-        for state: DownloadState in [.active, .verifying, .waitingToRetry(until: now, attempt: 2), .waiting] {
+        for state: DownloadState in [
+            .active, .verifying, .waitingToRetry(until: now, attempt: 2), .waitingForNetwork, .waiting,
+        ] {
             var m = machine(state)
             #expect(m.recoverAfterLaunch() == .enqueue)
             #expect(m.state == .waiting)

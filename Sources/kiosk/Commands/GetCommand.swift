@@ -212,6 +212,8 @@ struct GetCommand: AsyncParsableCommand {
                     return 1
                 case .waitingToRetry(let until, let attempt):
                     renderer.note(String(format: "retrying in %.0f s (attempt %d)", max(0, until.timeIntervalSinceNow), attempt))
+                case .waitingForNetwork:
+                    renderer.note("the server cannot be reached: waiting for the network (Ctrl-C pauses)")
                 default:
                     renderer.render(snapshot)
                 }

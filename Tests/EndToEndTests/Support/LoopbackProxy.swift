@@ -10,7 +10,8 @@ import Synchronization
 /// A TCP relay from an ephemeral loopback port to another loopback port, counting the bytes that cross it each way:
 /// what a client costs on the wire, headers and all. It can also play a bad network: cut every connection once it
 /// has carried a number of bytes to the client, or flip one byte in the body of one partial response (206). It can
-/// keep what clients send, to read the heads of their requests (``requestHeads``).
+/// keep what clients send, to read the heads of their requests (``requestHeads``). And it can play an outage
+/// (``goDown()``, ``comeBack()``): every connection reset, new ones refused.
 ///
 /// One thread accepts; each connection gets one thread per direction. It serves until ``stop()``.
 final class LoopbackProxy: Sendable {
@@ -29,6 +30,8 @@ final class LoopbackProxy: Sendable {
     private let recordsRequests: Bool
     /// The bytes sent to the server so far, by connection (numbered from 1), when ``recordsRequests``.
     private let sentToServer = Mutex<[Int: [UInt8]]>([:])
+    /// Whether the proxy plays an outage, and the connections relayed meanwhile, by number.
+    private let outage = Mutex<(isDown: Bool, live: [Int: Pair], refused: Int)>((false, [:], 0))
 
     /// A proxy to `127.0.0.1:upstreamPort` that cuts each connection (both ways, at once) once it has carried
     /// `cutAfter` bytes to the client, and flips the middle byte of the body of the 206 responses it relays whose
@@ -83,6 +86,24 @@ final class LoopbackProxy: Sendable {
         }
     }
 
+    /// Connections refused during outages so far.
+    var refusedConnections: Int { outage.withLock { $0.refused } }
+
+    /// Starts an outage: every relayed connection is reset at once, and every new one is reset as soon as it is
+    /// accepted, before a byte crosses (what a client sees of a server that went away), until ``comeBack()``.
+    func goDown() {
+        // Under the lock: a connection leaves `live` before its sockets are closed, so none is reset after.
+        outage.withLock { outage in
+            outage.isDown = true
+            for pair in outage.live.values { pair.reset() }
+        }
+    }
+
+    /// Ends the outage: new connections are relayed again.
+    func comeBack() {
+        outage.withLock { $0.isDown = false }
+    }
+
     /// Stops accepting; connections in progress end when either side closes.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
@@ -96,6 +117,13 @@ final class LoopbackProxy: Sendable {
                 if errno == EINTR { continue }
                 return
             }
+            if outage.withLock({ outage in
+                if outage.isDown { outage.refused += 1 }
+                return outage.isDown
+            }) {
+                Self.resetAndClose(client)
+                continue
+            }
             let server = RawHTTP.makeTCPSocket()
             guard server >= 0, RawHTTP.connectToLoopback(server, port: upstreamPort) else {
                 close(client)
@@ -107,11 +135,19 @@ final class LoopbackProxy: Sendable {
                 return $0.connections
             }
             let pair = Pair(client: client, server: server)
+            outage.withLock { $0.live[connection] = pair }
             Thread { [self] in pump(from: client, to: server, toServer: true, pair: pair, connection: connection) }
                 .start()
             Thread { [self] in pump(from: server, to: client, toServer: false, pair: pair, connection: connection) }
                 .start()
         }
+    }
+
+    /// Closes `socket` with a reset (`SO_LINGER` 0) rather than an orderly close.
+    private static func resetAndClose(_ socket: Int32) {
+        var option = linger(l_onoff: 1, l_linger: 0)
+        setsockopt(socket, SOL_SOCKET, SO_LINGER, &option, socklen_t(MemoryLayout<linger>.size))
+        close(socket)
     }
 
     /// The two sockets of one relayed connection, closed when both directions have ended.
@@ -125,12 +161,21 @@ final class LoopbackProxy: Sendable {
             self.server = server
         }
 
-        func directionEnded() {
-            guard
-                open.withLock({
-                    $0 -= 1; return $0 == 0
-                })
-            else { return }
+        /// Ends both directions at once (the pumps then close the sockets).
+        func reset() {
+            shutdown(client, Int32(SHUT_RDWR))
+            shutdown(server, Int32(SHUT_RDWR))
+        }
+
+        /// Counts one direction ended; whether it was the last (then ``closeSockets()``).
+        func directionEnded() -> Bool {
+            open.withLock {
+                $0 -= 1
+                return $0 == 0
+            }
+        }
+
+        func closeSockets() {
             close(client)
             close(server)
         }
@@ -179,7 +224,10 @@ final class LoopbackProxy: Sendable {
         }
         shutdown(target, Int32(SHUT_WR))
         shutdown(source, Int32(SHUT_RD))
-        pair.directionEnded()
+        if pair.directionEnded() {
+            outage.withLock { _ = $0.live.removeValue(forKey: connection) }
+            pair.closeSockets()
+        }
     }
 }
 
