@@ -693,14 +693,16 @@ public actor KioskClient {
     ///   ``resume(_:)`` or ``enqueue(productID:proof:priority:)`` goes on once space is freed;
     ///   ``KioskError/cancelled(productID:)`` if it is cancelled; ``KioskError/notFound(productID:)`` if the product
     ///   is neither installed nor queued; ``KioskError/clientClosed`` when the client is or gets closed; and
-    ///   `CancellationError` at once when the calling task is cancelled (the download goes on).
+    ///   ``KioskError/waitCancelled(productID:)`` at once when the calling task is cancelled (the download goes on),
+    ///   as ``ensureInstalled(productID:proof:priority:)`` and ``update(productID:proof:priority:keepingPrevious:)``
+    ///   do.
     public func waitUntilInstalled(productID: String) async throws -> InstalledContent {
         try ensureOpen()
         reconcileInstalled()
         switch await waitForInstall(of: productID) {
         case .some(.success(let content)): return content
         case .some(.failure(let error)): throw error
-        case .none: throw CancellationError()
+        case .none: throw KioskError.waitCancelled(productID: productID)
         }
     }
 
@@ -719,8 +721,8 @@ public actor KioskClient {
     /// - ``dismiss(productID:)`` and ``remove(_:)``: neither touches a download on its way (they throw
     ///   ``KioskError/downloadInProgress(productID:)``), so the call goes on;
     /// - ``close()``: throws ``KioskError/clientClosed``;
-    /// - the calling task is cancelled: throws ``KioskError/cancelled(productID:)`` at once (typed throws cannot
-    ///   carry `CancellationError`) and leaves the download running;
+    /// - the calling task is cancelled: throws ``KioskError/waitCancelled(productID:)`` at once and leaves the
+    ///   download running (``KioskError/cancelled(productID:)`` is for a download that ``cancel(_:)`` stopped);
     /// - two calls for one product share one download and return the same content.
     /// - Throws: the outcomes above, and what ``enqueue(productID:proof:priority:)`` throws for invalid arguments.
     public func ensureInstalled(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
@@ -733,7 +735,7 @@ public actor KioskClient {
         switch await waitForInstall(of: productID) {
         case .some(.success(let content)): return content
         case .some(.failure(let error)): throw error
-        case .none: throw .cancelled(productID: productID)
+        case .none: throw .waitCancelled(productID: productID)
         }
     }
 
@@ -759,7 +761,7 @@ public actor KioskClient {
         switch await waitForInstall(of: productID) {
         case .some(.success(let content)): return content
         case .some(.failure(let error)): throw error
-        case .none: throw .cancelled(productID: productID)
+        case .none: throw .waitCancelled(productID: productID)
         }
     }
 

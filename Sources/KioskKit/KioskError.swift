@@ -54,6 +54,10 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// The product's download is on its way (waiting, active, retrying or paused): the call acts on a download that
     /// has ended, or on installed content. Cancel the download first, or wait for it.
     case downloadInProgress(productID: String)
+    /// The task that waited for the product's content (``KioskClient/waitUntilInstalled(productID:)``,
+    /// ``KioskClient/ensureInstalled(productID:proof:priority:)``, ``KioskClient/update(productID:proof:priority:keepingPrevious:)``)
+    /// was cancelled: that wait ended, and the download goes on (``KioskClient/cancel(_:)`` is what stops it).
+    case waitCancelled(productID: String)
 
     /// A stable machine code for this error, e.g. `not_entitled`, `integrity`, `insufficient_storage`.
     public var code: String {
@@ -74,6 +78,7 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .clientClosed: "client_closed"
         case .cacheRootInUse: "cache_root_in_use"
         case .downloadInProgress: "download_in_progress"
+        case .waitCancelled: "wait_cancelled"
         }
     }
 
@@ -158,6 +163,8 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
             "Another KioskClient has the cache root \(path) open; close it first (one client per cache root)."
         case .downloadInProgress(let productID):
             "The download of \(productID) is on its way; cancel it first, or wait until it ends."
+        case .waitCancelled(let productID):
+            "The wait for \(productID) was cancelled; its download goes on."
         }
     }
 

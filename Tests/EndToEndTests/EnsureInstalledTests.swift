@@ -134,7 +134,9 @@ struct EnsureInstalledTests {
             let call = try await callInFlight(client, proof)
             let start = ContinuousClock.now
             call.cancel()
-            await #expect(throws: Error.cancelled(productID: Self.product)) { try await call.value }
+            // The wait was cancelled, not the download: the error says which (it used to say "cancelled", as for
+            // a download that cancel(_:) stopped, and waitUntilInstalled threw CancellationError instead).
+            await #expect(throws: Error.waitCancelled(productID: Self.product)) { try await call.value }
             #expect(ContinuousClock.now - start < .seconds(1))
             let state = await client.download(for: Self.product)?.state
             #expect(state == .active || state == .verifying || state == .finished)

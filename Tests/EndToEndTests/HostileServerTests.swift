@@ -409,7 +409,7 @@ struct HostileServerTests {
         let other = Task { try await client.waitUntilInstalled(productID: Self.product) }
         try await Task.sleep(for: .milliseconds(200))
         cancelled.cancel()
-        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        await #expect(throws: KioskError.waitCancelled(productID: Self.product)) { try await cancelled.value }
         // The download and the other wait go on until the client closes.
         #expect(await client.download(for: Self.product)?.state.isTerminal == false)
         await client.close()

@@ -151,7 +151,7 @@ struct ProgressAndRetryTests {
             .insufficientStorage(needed: 10, available: 2), .insufficientStorage(needed: 10, available: nil),
             .network(code: 1, underlying: "u"), .invalidResponse("r"), .journal("j"),
             .fileSystem(path: "p", underlying: "u"), .notFound(productID: "p"), .cancelled(productID: "p"),
-            .invalidArgument("a"),
+            .invalidArgument("a"), .waitCancelled(productID: "p"), .downloadInProgress(productID: "p"),
         ]
         for error in errors {
             #expect(!error.description.isEmpty)
