@@ -69,6 +69,12 @@ struct Download: Sendable {
         if let total = stored.grant?.totalLength { progress.bytesExpected = total }
     }
 
+    /// The figures of a download that installed `content`: all of its bytes written.
+    mutating func finish(with content: InstalledContent) {
+        progress.bytesWritten = content.totalLength
+        progress.bytesExpected = content.totalLength
+    }
+
     /// Takes a new proof of purchase and priority (the product was enqueued again).
     mutating func update(proof: PurchaseProof, priority: DownloadPriority) {
         stored.proof = proof
@@ -175,6 +181,11 @@ struct DownloadCoordinator: Sendable {
             downloads[record.id] = Download(record: record.droppingUnsafeGrant(limits: grantLimits), machine: machine)
         }
         for content in snapshot.installed { installed[content.productID] = content }
+        // A finished download's figures are its installed content's: its own may be gone with its grant.
+        for download in downloads.values where download.state == .finished {
+            guard let content = installed[download.productID] else { continue }
+            downloads[download.id]?.finish(with: content)
+        }
     }
 
     /// The journal's content now.
@@ -232,9 +243,20 @@ struct DownloadCoordinator: Sendable {
 
     /// Enqueues a product. A live download of it takes the new proof and priority and is resumed; after a cancel,
     /// once installed, or when there is none, a new download starts (older records of the product are forgotten).
+    /// With `installedIsCurrent` (the client's catalog serves the installed version), installed content with no
+    /// download on its way needs nothing: its finished download answers, or a finished record of it when none is
+    /// left, and no grant is asked for.
     mutating func enqueue(
-        productID: String, proof: PurchaseProof, priority: DownloadPriority, keepingPrevious: Bool = false, now: Date
+        productID: String, proof: PurchaseProof, priority: DownloadPriority, keepingPrevious: Bool = false,
+        installedIsCurrent: Bool = false, now: Date
     ) -> (DownloadID, [Action]) {
+        if installedIsCurrent, let content = installed[productID] {
+            let existing = live(for: productID)
+            if let existing, existing.state == .finished { return (existing.id, []) }
+            if existing == nil || existing.map({ Self.startsOver($0.state) }) == true {
+                return recordInstalled(content, proof: proof, priority: priority, now: now)
+            }
+        }
         if var existing = live(for: productID), !Self.startsOver(existing.state) {
             existing.update(proof: proof, priority: priority)
             let keeps = keepingPrevious && !existing.keepsPrevious
@@ -267,6 +289,28 @@ struct DownloadCoordinator: Sendable {
         actions += [.journal([.created(download.record)], synchronize: false), .emit(.stateChanged(download.snapshot))]
         actions += schedule()
         return (id, actions)
+    }
+
+    /// A finished download of installed content that no download installed in this journal (after a journal rebuilt
+    /// from the disk, or a cancelled update): it stands for the content, as the download that installed it would.
+    private mutating func recordInstalled(
+        _ content: InstalledContent, proof: PurchaseProof, priority: DownloadPriority, now: Date
+    ) -> (DownloadID, [Action]) {
+        var actions: [Action] = []
+        for download in downloads.values where download.productID == content.productID { actions += forget(download.id) }
+        let id = DownloadID()
+        var record = DownloadRecord(
+            id: id, productID: content.productID, receipt: nil, signedTransaction: nil, priority: priority,
+            sequence: nextSequence, state: .finished, attempt: 0, grant: nil, entityTags: [:], verifiedPaths: [],
+            integrityFailures: [:], createdAt: now)
+        record.proof = proof
+        nextSequence += 1
+        var download = Download(
+            record: record,
+            machine: DownloadStateMachine(state: .finished, maximumAttempts: retryPolicy.maximumAttempts))
+        download.finish(with: content)
+        downloads[id] = download
+        return (id, actions + [.journal([.created(download.record)], synchronize: false)])
     }
 
     /// Pauses a download (the app, or a full disk): its transfer stops, its bytes stay.
@@ -464,8 +508,7 @@ struct DownloadCoordinator: Sendable {
                 actions.append(download.keepsPrevious ? .keepContent(previous) : .deleteContent(previous))
             }
             installed[content.productID] = content
-            download.progress.bytesWritten = content.totalLength
-            download.progress.bytesExpected = content.totalLength
+            download.finish(with: content)
             downloads[id] = download
             actions += [.recordMarker(content), .journal([.installed(content)], synchronize: false)]
             actions += committed(id, previous: before)

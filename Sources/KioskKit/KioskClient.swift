@@ -491,6 +491,12 @@ public actor KioskClient {
     /// it is never logged. A product the server does not know ends its download with
     /// ``KioskError/notFound(productID:)`` for the callers waiting for it, and the download is forgotten: nothing of it
     /// stays, in memory or in the journal.
+    ///
+    /// Installed content is current when the catalog this client last fetched (``products(ids:)``,
+    /// ``availableUpdates()``, the catalog pages) serves its version: then nothing is asked of the server and the
+    /// returned ID is that of its finished download (``download(for:)``). Otherwise, or without a catalog, a grant
+    /// tells, and a new version is fetched as by ``update(productID:proof:priority:keepingPrevious:)``, which always
+    /// asks.
     @discardableResult
     public func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
         throws(KioskError) -> DownloadID
@@ -499,18 +505,22 @@ public actor KioskClient {
     }
 
     /// ``enqueue(productID:proof:priority:)``, and whether the installed version is to be kept when the download
-    /// installs another one (once asked, for the rest of the download, across relaunches).
+    /// installs another one (once asked, for the rest of the download, across relaunches); with `askingTheServer`,
+    /// a grant says whether installed content is current, whatever the catalog says.
     @discardableResult
-    private func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority, keepingPrevious: Bool)
-        throws(KioskError) -> DownloadID
-    {
+    private func enqueue(
+        productID: String, proof: PurchaseProof, priority: DownloadPriority, keepingPrevious: Bool,
+        askingTheServer: Bool = false
+    ) throws(KioskError) -> DownloadID {
         guard Identifiers.isValidProductID(productID) else {
             throw .invalidArgument("'\(productID)' is not a valid product ID")
         }
         guard !proof.isEmpty else { throw .invalidArgument("The proof of purchase is empty.") }
         try ensureOpen()
+        let served = askingTheServer ? nil : catalogMirror?.products[productID]?.contentVersion
         let (id, actions) = coordinator.enqueue(
             productID: productID, proof: proof, priority: priority, keepingPrevious: keepingPrevious,
+            installedIsCurrent: served != nil && coordinator.installed[productID]?.version == served,
             now: configuration.clock.now)
         execute(actions)
         return id
@@ -757,7 +767,9 @@ public actor KioskClient {
     public func update(
         productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal, keepingPrevious: Bool = false
     ) async throws(KioskError) -> InstalledContent {
-        try enqueue(productID: productID, proof: proof, priority: priority, keepingPrevious: keepingPrevious)
+        try enqueue(
+            productID: productID, proof: proof, priority: priority, keepingPrevious: keepingPrevious,
+            askingTheServer: true)
         switch await waitForInstall(of: productID) {
         case .some(.success(let content)): return content
         case .some(.failure(let error)): throw error

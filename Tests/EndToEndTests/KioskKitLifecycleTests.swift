@@ -166,6 +166,48 @@ struct KioskKitLifecycleTests {
         }
     }
 
+    /// #28 item 8: `enqueue` of an installed product whose version the catalog serves asked for a grant and ran a
+    /// download of 0 bytes. After a relaunch too, it answers at once from the finished download, with every byte
+    /// counted and no request to the server; once the catalog serves another version, `enqueue` fetches it.
+    @Test func enqueueOfInstalledCurrentContentAsksTheServerNothing() async throws {
+        try await TestServer.with { server in
+            let product = "com.example.kiosk.test.current"
+            try await Support.publish(
+                product, version: "1.0", files: ["Contents/a.bin": Support.randomData(5000)], on: server)
+            let purchase = try await server.buy(product)
+            let proxy = try LoopbackProxy(to: server.port, recordsRequests: true)
+            defer { proxy.stop() }
+            let root = server.makeScratchDirectory()
+            let first = try await KioskClient(serverURL: proxy.baseURL, cacheRoot: root)
+            let content = try await first.ensureInstalled(productID: product, proof: .receipt(purchase.receiptData))
+            #expect(try await first.availableUpdates().isEmpty)  // the catalog, as a store screen fetches it
+            await first.close()
+
+            let client = try await KioskClient(serverURL: proxy.baseURL, cacheRoot: root)
+            let asked = proxy.requestHeads.count
+            let id = try await client.enqueue(productID: product, receipt: purchase.receiptData)
+            let download = try #require(await client.download(for: product))
+            #expect(download.id == id)
+            #expect(download.state == .finished)
+            #expect(download.progress.bytesWritten == content.totalLength, "\(download.progress)")
+            let waited = try await client.waitUntilInstalled(productID: product)
+            // The same content (its date comes back from the journal in milliseconds).
+            #expect(waited.directory == content.directory && waited.files == content.files)
+            #expect(await client.downloads.count == 1)
+            #expect(proxy.requestHeads.count == asked, "\(proxy.requestHeads.dropFirst(asked))")
+
+            try await Support.publish(
+                product, version: "2.0", files: ["Contents/a.bin": Support.randomData(6000)], on: server)
+            #expect(try await client.availableUpdates().map(\.installedVersion) == ["1.0"])
+            let beforeUpdate = proxy.requestHeads.count
+            let updateID = try await client.enqueue(productID: product, receipt: purchase.receiptData)
+            #expect(updateID != id)
+            #expect(try await client.waitUntilInstalled(productID: product).version == "2.0")
+            #expect(proxy.requestHeads.dropFirst(beforeUpdate).contains { $0.hasPrefix("POST /v1/downloads ") })
+            await client.close()
+        }
+    }
+
     /// #28 item 8: `enqueue` of a product the server does not know used to leave a failed download that came back
     /// at every launch. It is refused (`not_found`) and leaves nothing behind.
     @Test func anUnknownProductIsRefusedAndLeavesNothingBehind() async throws {
