@@ -232,11 +232,13 @@ struct DownloadCoordinator: Sendable {
         }
     }
 
-    /// The product's status now: its latest download unless finished, else its installed content, else
-    /// ``ProductStatus/notQueued``.
-    func status(of productID: String) -> ProductStatus {
-        if let download = live(for: productID), download.state != .finished { return .downloading(download.snapshot) }
-        return installed[productID].map(ProductStatus.installed) ?? .notQueued
+    /// The product's state now: its latest download unless finished, else its installed content, else
+    /// ``ProductState/notQueued``.
+    func state(of productID: String) -> ProductState {
+        if let download = live(for: productID), download.state != .finished {
+            return ProductState(download: download.snapshot)
+        }
+        return installed[productID].map(ProductState.installed) ?? .notQueued
     }
 
     // MARK: - Events from the app
@@ -297,7 +299,9 @@ struct DownloadCoordinator: Sendable {
         _ content: InstalledContent, proof: PurchaseProof, priority: DownloadPriority, now: Date
     ) -> (DownloadID, [Action]) {
         var actions: [Action] = []
-        for download in downloads.values where download.productID == content.productID { actions += forget(download.id) }
+        for download in downloads.values where download.productID == content.productID {
+            actions += forget(download.id)
+        }
         let id = DownloadID()
         var record = DownloadRecord(
             id: id, productID: content.productID, receipt: nil, signedTransaction: nil, priority: priority,

@@ -8,7 +8,7 @@ import Foundation
 /// product's download has a form that takes the ID instead of the product; that form acts only on that download, so a
 /// stale ID (kept by a view, or by a `Progress` after the download was cancelled and the product enqueued again) never
 /// reaches the product's newer download: it throws ``KioskError/invalidArgument(_:)`` instead. Calls about the
-/// product's content rather than one download (``KioskClient/statusUpdates(for:)``,
+/// product's content rather than one download (``KioskClient/stateUpdates(for:)``,
 /// ``KioskClient/waitUntilInstalled(productID:)``, ``KioskClient/remove(_:)``, ``KioskClient/installedContent(for:)``)
 /// take the product only.
 extension KioskClient {

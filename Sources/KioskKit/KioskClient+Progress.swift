@@ -9,10 +9,10 @@ extension KioskClient {
     ///
     /// - `totalUnitCount` is the version's total size in bytes (0, indeterminate, until the grant is known) and
     ///   `completedUnitCount` the bytes on disk as ``DownloadProgress/bytesWritten`` counts them; both follow
-    ///   ``statusUpdates(for:)`` (no polling), so they move as often as its progress (about ten times a second).
+    ///   ``stateUpdates(for:)`` (no polling), so they move as often as its progress (about ten times a second).
     /// - Installed: `completedUnitCount` reaches `totalUnitCount` and the progress is finished. Cancelled (by
     ///   ``cancel(_:)-(String)`` or another way): the progress is cancelled. Failed, or the client closed: it stops
-    ///   moving (the status stream has the error). A pause does not pause it (it is not pausable: use
+    ///   moving (the state stream has the error). A pause does not pause it (it is not pausable: use
     ///   ``pause(_:)-(DownloadID)``).
     /// - `cancel()` on it cancels this download (``cancel(_:)-(DownloadID)``, so never a newer download of the
     ///   product).
@@ -45,16 +45,16 @@ extension KioskClient {
         }
         progressReporters.add(progress, for: id)
         // Taken on the client now: no change falls between the snapshot above and the stream.
-        let updates = statusUpdates(for: download.productID)
+        let updates = stateUpdates(for: download.productID)
         Task { [progressReporters] in
-            for await status in updates { ProgressReporters.apply(status, of: id, to: progress) }
+            for await state in updates { ProgressReporters.apply(state, of: id, to: progress) }
             progressReporters.remove(id)
         }
         return progress
     }
 }
 
-/// The `Progress` of each download that ``KioskClient/progress(for:)-(String)`` handed out, while its status
+/// The `Progress` of each download that ``KioskClient/progress(for:)-(String)`` handed out, while its state
 /// stream runs (one per download on its way, so bounded by the downloads).
 final class ProgressReporters: Sendable {
     private let progresses = Locked<[DownloadID: Progress]>([:])
@@ -65,28 +65,31 @@ final class ProgressReporters: Sendable {
     /// Follows `progress` for the download.
     func add(_ progress: Progress, for id: DownloadID) { progresses.withLock { $0[id] = progress } }
 
-    /// Stops following the download's `Progress` (its status stream ended).
+    /// Stops following the download's `Progress` (its state stream ended).
     func remove(_ id: DownloadID) { progresses.withLock { $0[id] = nil } }
 
-    /// Brings `progress` up to date with a status of its product: the bytes of download `id`, finished once
+    /// Brings `progress` up to date with a state of its product: the bytes of download `id`, finished once
     /// installed, cancelled once the download is.
-    static func apply(_ status: ProductStatus, of id: DownloadID, to progress: Progress) {
-        switch status {
-        case .downloading(let snapshot) where snapshot.id == id:
-            progress.totalUnitCount = snapshot.progress.bytesExpected
-            progress.completedUnitCount = snapshot.progress.bytesWritten
-            if snapshot.state == .cancelled {
-                // Cancelled already: the handler would only ask for the cancel again.
-                progress.cancellationHandler = nil
-                progress.cancel()
-            }
+    static func apply(_ state: ProductState, of id: DownloadID, to progress: Progress) {
+        switch state {
         case .installed(let content):
             // A product without bytes still ends finished (a progress of 0 units never is).
             let total = max(1, content.totalLength)
             progress.totalUnitCount = total
             progress.completedUnitCount = total
-        case .downloading, .notQueued, .outOfDate:
-            // Another download's state, or a removal of the installed version while this one goes on.
+        case .downloading(let snapshot), .paused(let snapshot, _), .failed(let snapshot, _),
+            .cancelled(let snapshot):
+            // Another download's state is not this progress's.
+            guard snapshot.id == id else { return }
+            progress.totalUnitCount = snapshot.progress.bytesExpected
+            progress.completedUnitCount = snapshot.progress.bytesWritten
+            if case .cancelled = state {
+                // Cancelled already: the handler would only ask for the cancel again.
+                progress.cancellationHandler = nil
+                progress.cancel()
+            }
+        case .notQueued, .outOfDate:
+            // A removal of the installed version while this download goes on.
             break
         }
     }

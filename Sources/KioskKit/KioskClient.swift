@@ -254,34 +254,48 @@ public actor KioskClient {
     ///   cancelled, or when it is released.
     public nonisolated var events: AsyncStream<KioskEvent> { broadcaster.subscribe() }
 
-    /// The status of one product, for a view to bind to: a stream that starts with the status now and follows every
-    /// change. Call it on the client (`await kiosk.statusUpdates(for: id)`); the first element is taken on the
+    /// The state of one product, for a view to bind to: a stream that starts with the state now and follows every
+    /// change. Call it on the client (`await kiosk.stateUpdates(for: id)`); the first element is taken on the
     /// client's executor, so no change falls between it and the next.
     ///
-    /// - The first element is ``ProductStatus/notQueued`` when the product is neither queued nor installed (the
-    ///   stream then waits for an enqueue), ``ProductStatus/installed(_:)`` when installed (checked against the disk),
-    ///   or ``ProductStatus/outOfDate(installed:available:)`` instead when the catalog this client last fetched
+    /// - The first element is ``ProductState/notQueued`` when the product is neither queued nor installed (the
+    ///   stream then waits for an enqueue), ``ProductState/installed(_:)`` when installed (checked against the disk),
+    ///   or ``ProductState/outOfDate(installed:available:)`` instead when the catalog this client last fetched
     ///   (``products(ids:)`` without IDs, ``availableUpdates()``) serves another version and learnt it after the
-    ///   content was installed; otherwise ``ProductStatus/downloading(_:)`` with the download's snapshot.
+    ///   content was installed; otherwise the state of the product's download (``ProductState/downloading(_:)``,
+    ///   ``ProductState/paused(_:reason:)``, ``ProductState/failed(_:error:)``, ``ProductState/cancelled(_:)``).
     /// - No change of state is ever dropped; a run of progress updates the reader has not taken yet is coalesced to
     ///   the latest, so a slow reader costs at most one element per state change.
-    /// - The stream ends after ``ProductStatus/installed(_:)``, after a download that failed or was cancelled, when
-    ///   the reading task is cancelled, and on ``close()`` (on a closed client: the last known status, then the end).
-    ///   ``ProductStatus/outOfDate(installed:available:)`` is final too. A pause (by the user or for storage) does
-    ///   not end it.
-    public func statusUpdates(for productID: String) -> AsyncStream<ProductStatus> {
-        statusUpdates(for: productID, endingAtFinalStatus: true)
+    /// - The stream ends after a final state (``ProductState/isFinal``: installed, out of date, failed, cancelled),
+    ///   when the reading task is cancelled, and on ``close()`` (on a closed client: the last known state, then the
+    ///   end). A pause (by the user or for storage) does not end it.
+    public func stateUpdates(for productID: String) -> AsyncStream<ProductState> {
+        stateUpdates(for: productID, endingAtFinalState: true)
     }
 
-    /// ``statusUpdates(for:)``, or when `endingAtFinalStatus` is false a stream that goes on after a final status
+    /// ``stateUpdates(for:)``, or when `endingAtFinalState` is false a stream that goes on after a final state
     /// (an install, a removal, a new download), until the reading task is cancelled or the client closes.
-    func statusUpdates(for productID: String, endingAtFinalStatus: Bool) -> AsyncStream<ProductStatus> {
+    func stateUpdates(for productID: String, endingAtFinalState: Bool) -> AsyncStream<ProductState> {
         reconcileInstalled()
-        var initial = coordinator.status(of: productID)
+        var initial = coordinator.state(of: productID)
         if case .installed(let content) = initial, let available = catalogMirror?.newerVersion(than: content) {
             initial = .outOfDate(installed: content, available: available)
         }
-        return broadcaster.subscribeStatus(of: productID, initial: initial, endingAtFinalStatus: endingAtFinalStatus)
+        return broadcaster.subscribeState(of: productID, initial: initial, endingAtFinalState: endingAtFinalState)
+    }
+
+    /// ``stateUpdates(for:)`` as ``ProductStatus``, whose `downloading` case carries paused, failed and cancelled
+    /// downloads too; it ends where ``stateUpdates(for:)`` does.
+    @available(*, deprecated, renamed: "stateUpdates(for:)")
+    public func statusUpdates(for productID: String) -> AsyncStream<ProductStatus> {
+        let states = stateUpdates(for: productID)
+        return AsyncStream { continuation in
+            let task = Task {
+                for await state in states { continuation.yield(ProductStatus(state)) }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
     }
 
     /// Registers an observer (kept weakly) that receives the events as delegate calls until the returned

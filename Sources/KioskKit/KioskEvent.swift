@@ -95,18 +95,18 @@ extension KioskObserver {
     public func kioskClient(_ client: KioskClient, didRemove productID: String, version: String) async {}
 }
 
-/// Fans events out to every subscriber of ``KioskClient/events`` and of ``KioskClient/statusUpdates(for:)``. Each
+/// Fans events out to every subscriber of ``KioskClient/events`` and of ``KioskClient/stateUpdates(for:)``. Each
 /// stream reads from its own ``CoalescingBuffer``: progress is coalesced per product, nothing else is ever dropped.
 final class EventBroadcaster: Sendable {
-    /// A status stream's buffer, and whether the stream ends at a final status.
-    private struct StatusSubscriber {
-        let buffer: CoalescingBuffer<ProductStatus>
-        let endsAtFinalStatus: Bool
+    /// A state stream's buffer, and whether the stream ends at a final state.
+    private struct StateSubscriber {
+        let buffer: CoalescingBuffer<ProductState>
+        let endsAtFinalState: Bool
     }
 
     private struct Subscribers {
         var events: [UUID: CoalescingBuffer<KioskEvent>] = [:]
-        var statuses: [String: [UUID: StatusSubscriber]] = [:]
+        var states: [String: [UUID: StateSubscriber]] = [:]
         /// The broadcaster has finished: a later stream ends at once.
         var isFinished = false
     }
@@ -127,26 +127,26 @@ final class EventBroadcaster: Sendable {
         return Self.stream(of: buffer) { [weak self] in self?.subscribers.withLock { $0.events[key] = nil } }
     }
 
-    /// A stream of the product's status that starts with `initial` and ends after a final status
-    /// (``ProductStatus/isFinal``) unless `endingAtFinalStatus` is false, when its reader is cancelled or it is
+    /// A stream of the product's state that starts with `initial` and ends after a final state
+    /// (``ProductState/isFinal``) unless `endingAtFinalState` is false, when its reader is cancelled or it is
     /// released, or when the broadcaster finishes.
-    func subscribeStatus(of productID: String, initial: ProductStatus, endingAtFinalStatus: Bool = true)
-        -> AsyncStream<ProductStatus>
+    func subscribeState(of productID: String, initial: ProductState, endingAtFinalState: Bool = true)
+        -> AsyncStream<ProductState>
     {
-        let buffer = CoalescingBuffer<ProductStatus>()
-        buffer.push(initial, key: productID, isProgress: false, isFinal: endingAtFinalStatus && initial.isFinal)
+        let buffer = CoalescingBuffer<ProductState>()
+        buffer.push(initial, key: productID, isProgress: false, isFinal: endingAtFinalState && initial.isFinal)
         let key = UUID()
         let registered = subscribers.withLock { subscribers in
             guard !subscribers.isFinished, !buffer.isFinished else { return false }
-            subscribers.statuses[productID, default: [:]][key] = StatusSubscriber(
-                buffer: buffer, endsAtFinalStatus: endingAtFinalStatus)
+            subscribers.states[productID, default: [:]][key] = StateSubscriber(
+                buffer: buffer, endsAtFinalState: endingAtFinalState)
             return true
         }
         if !registered { buffer.finish() }
         return Self.stream(of: buffer) { [weak self] in
             self?.subscribers.withLock { subscribers in
-                subscribers.statuses[productID]?[key] = nil
-                if subscribers.statuses[productID]?.isEmpty == true { subscribers.statuses[productID] = nil }
+                subscribers.states[productID]?[key] = nil
+                if subscribers.states[productID]?.isEmpty == true { subscribers.states[productID] = nil }
             }
         }
     }
@@ -163,32 +163,32 @@ final class EventBroadcaster: Sendable {
     /// The buffers of the open event streams (for tests).
     var eventBuffers: [CoalescingBuffer<KioskEvent>] { subscribers.withLock { Array($0.events.values) } }
 
-    /// The buffers of the product's open status streams (for tests).
-    func statusBuffers(of productID: String) -> [CoalescingBuffer<ProductStatus>] {
-        subscribers.withLock { subscribers in subscribers.statuses[productID].map { $0.values.map(\.buffer) } ?? [] }
+    /// The buffers of the product's open state streams (for tests).
+    func stateBuffers(of productID: String) -> [CoalescingBuffer<ProductState>] {
+        subscribers.withLock { subscribers in subscribers.states[productID].map { $0.values.map(\.buffer) } ?? [] }
     }
 
     func send(_ event: KioskEvent) {
         let productID = event.productID
-        let status = ProductStatus.after(event)
-        let (events, statuses) = subscribers.withLock { subscribers in
-            let statuses = subscribers.statuses[productID].map { Array($0.values) } ?? []
-            // A final status ends the streams that end there: they leave the broadcaster (their buffers end once
+        let state = ProductState.after(event)
+        let (events, states) = subscribers.withLock { subscribers in
+            let states = subscribers.states[productID].map { Array($0.values) } ?? []
+            // A final state ends the streams that end there: they leave the broadcaster (their buffers end once
             // read).
-            if status?.status.isFinal == true {
-                subscribers.statuses[productID] = subscribers.statuses[productID]?.filter {
-                    !$0.value.endsAtFinalStatus
+            if state?.state.isFinal == true {
+                subscribers.states[productID] = subscribers.states[productID]?.filter {
+                    !$0.value.endsAtFinalState
                 }
-                if subscribers.statuses[productID]?.isEmpty == true { subscribers.statuses[productID] = nil }
+                if subscribers.states[productID]?.isEmpty == true { subscribers.states[productID] = nil }
             }
-            return (Array(subscribers.events.values), statuses)
+            return (Array(subscribers.events.values), states)
         }
         let isProgress = if case .progress = event { true } else { false }
         for buffer in events { buffer.push(event, key: productID, isProgress: isProgress) }
-        guard let (status, isProgress) = status else { return }
-        for subscriber in statuses {
+        guard let (state, isProgress) = state else { return }
+        for subscriber in states {
             subscriber.buffer.push(
-                status, key: productID, isProgress: isProgress, isFinal: subscriber.endsAtFinalStatus && status.isFinal)
+                state, key: productID, isProgress: isProgress, isFinal: subscriber.endsAtFinalState && state.isFinal)
         }
     }
 
@@ -196,7 +196,7 @@ final class EventBroadcaster: Sendable {
     func finish() {
         let buffers = subscribers.withLock { subscribers in
             defer { subscribers = Subscribers(isFinished: true) }
-            return (Array(subscribers.events.values), subscribers.statuses.values.flatMap(\.values).map(\.buffer))
+            return (Array(subscribers.events.values), subscribers.states.values.flatMap(\.values).map(\.buffer))
         }
         for buffer in buffers.0 { buffer.finish() }
         for buffer in buffers.1 { buffer.finish() }

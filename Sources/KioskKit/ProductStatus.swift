@@ -1,7 +1,9 @@
 import Foundation
 
-/// What an app shows for one product, the element of ``KioskClient/statusUpdates(for:)``: bind a view to it as to
-/// AssetPackManager's status.
+/// What an app showed for one product before ``ProductState``, which has paused, failed and cancelled cases of its
+/// own: here they all arrive as ``downloading(_:)``. Kept, with ``KioskClient/statusUpdates(for:)`` and
+/// ``ProductStatusStore/status(of:)``, so that code written against it builds and behaves as before.
+@available(*, deprecated, message: "Use ProductState: paused, failed and cancelled downloads have cases of their own")
 public enum ProductStatus: Sendable, Hashable {
     /// Neither queued nor installed: offer to download it.
     case notQueued
@@ -10,15 +12,21 @@ public enum ProductStatus: Sendable, Hashable {
     case downloading(DownloadSnapshot)
     /// The content is installed and verified.
     case installed(InstalledContent)
-    /// The content is installed, but the server serves another version: `available`, its `content_version` in the
-    /// catalog this client last fetched (as ``KioskClient/availableUpdates()`` reports it). Enqueue the product to
-    /// fetch that version (``KioskClient/ensureInstalled(productID:proof:priority:)`` returns the installed content
-    /// as it is); the installed version stays until the new one is verified.
-    ///
-    /// Only the first element of a status stream can be `outOfDate`, when the catalog learnt of the other version
-    /// after the content was installed (content installed since, by a grant for the version served then, is
-    /// ``installed(_:)``). Like ``installed(_:)``, it is final.
+    /// The content is installed, but the server serves another version (see
+    /// ``ProductState/outOfDate(installed:available:)``).
     case outOfDate(installed: InstalledContent, available: String)
+
+    /// The status that stands for `state`: every download's state is ``downloading(_:)``.
+    public init(_ state: ProductState) {
+        switch state {
+        case .notQueued: self = .notQueued
+        case .installed(let content): self = .installed(content)
+        case .outOfDate(let content, let available): self = .outOfDate(installed: content, available: available)
+        case .downloading(let download), .paused(let download, _), .failed(let download, _),
+            .cancelled(let download):
+            self = .downloading(download)
+        }
+    }
 
     /// Whether nothing follows on a status stream: the content is installed (up to date or not), or the download
     /// failed or was cancelled.
@@ -31,18 +39,6 @@ public enum ProductStatus: Sendable, Hashable {
             case .failed, .cancelled, .finished: true
             default: false
             }
-        }
-    }
-
-    /// What an event means for the status of its product (``KioskEvent/productID``): the new status, and whether
-    /// it is progress only (a run of progress may be coalesced to its latest); `nil` when it says nothing new (a
-    /// `finished` state change: the ``KioskEvent/installed(_:)`` event follows).
-    static func after(_ event: KioskEvent) -> (status: ProductStatus, isProgress: Bool)? {
-        switch event {
-        case .stateChanged(let snapshot): snapshot.state == .finished ? nil : (.downloading(snapshot), false)
-        case .progress(let snapshot): (.downloading(snapshot), true)
-        case .installed(let content): (.installed(content), false)
-        case .removed: (.notQueued, false)
         }
     }
 }

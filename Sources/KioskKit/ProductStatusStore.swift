@@ -1,27 +1,27 @@
 import Foundation
 import Observation
 
-/// The status of the products an app shows, by product ID, as an `@Observable` model on the main actor: a SwiftUI
-/// view reads ``status(of:)`` and redraws when it changes.
+/// The state of the products an app shows, by product ID, as an `@Observable` model on the main actor: a SwiftUI
+/// view reads ``state(of:)`` and redraws when it changes.
 ///
 /// ```swift
 /// let store = ProductStatusStore(client: kiosk)
 /// store.track(["com.example.kiosk.magazine.2026-11"])
-/// // in a view: store.status(of: "com.example.kiosk.magazine.2026-11")
+/// // in a view: store.state(of: "com.example.kiosk.magazine.2026-11")
 /// ```
 ///
-/// Each tracked product follows the client's status stream of the product (as ``KioskClient/statusUpdates(for:)``
+/// Each tracked product follows the client's state stream of the product (as ``KioskClient/stateUpdates(for:)``
 /// gives it: progress coalesced, never a change of state dropped, no polling), except that the store keeps following
-/// after a final status: an install, a removal, a new download after a cancel or a failure all show. Tracking ends
-/// with ``stopTracking(_:)``, when the client is closed (the last known statuses stay), and when the store is
+/// after a final state: an install, a removal, a new download after a cancel or a failure all show. Tracking ends
+/// with ``stopTracking(_:)``, when the client is closed (the last known states stay), and when the store is
 /// released.
 @MainActor @Observable
 public final class ProductStatusStore {
     /// The client whose products the store follows.
     public let client: KioskClient
-    /// The status of each tracked product, by product ID, once its first status has arrived (a moment after
-    /// ``track(_:)``). After ``KioskClient/close()``, the last known statuses stay.
-    public private(set) var statuses: [String: ProductStatus] = [:]
+    /// The state of each tracked product, by product ID, once its first state has arrived (a moment after
+    /// ``track(_:)``). After ``KioskClient/close()``, the last known states stay.
+    public private(set) var states: [String: ProductState] = [:]
     /// The products the store follows now.
     public private(set) var trackedProductIDs: Set<String> = []
     @ObservationIgnored private let tasks = TrackingTasks()
@@ -31,23 +31,33 @@ public final class ProductStatusStore {
         self.client = client
     }
 
-    /// The product's status, `nil` until the product is tracked and its first status has arrived.
-    public func status(of productID: String) -> ProductStatus? {
-        statuses[productID]
+    /// The product's state, `nil` until the product is tracked and its first state has arrived.
+    public func state(of productID: String) -> ProductState? {
+        states[productID]
     }
 
-    /// Starts following the products not followed yet. Their first statuses arrive a moment later (the status now,
-    /// taken on the client), then every change. On a closed client, each product gets its last known status and
+    /// ``states`` as ``ProductStatus``.
+    @available(*, deprecated, renamed: "states")
+    public var statuses: [String: ProductStatus] { states.mapValues(ProductStatus.init) }
+
+    /// ``state(of:)`` as ``ProductStatus``.
+    @available(*, deprecated, renamed: "state(of:)")
+    public func status(of productID: String) -> ProductStatus? {
+        states[productID].map(ProductStatus.init)
+    }
+
+    /// Starts following the products not followed yet. Their first states arrive a moment later (the state now,
+    /// taken on the client), then every change. On a closed client, each product gets its last known state and
     /// tracking ends at once.
     public func track(_ productIDs: some Sequence<String>) {
         for productID in productIDs where !trackedProductIDs.contains(productID) {
             trackedProductIDs.insert(productID)
             let client = self.client
             let task = Task { [weak self] in
-                let updates = await client.statusUpdates(for: productID, endingAtFinalStatus: false)
-                for await status in updates {
+                let updates = await client.stateUpdates(for: productID, endingAtFinalState: false)
+                for await state in updates {
                     guard let self else { return }
-                    self.statuses[productID] = status
+                    self.states[productID] = state
                 }
                 self?.ended(productID)
             }
@@ -55,12 +65,12 @@ public final class ProductStatusStore {
         }
     }
 
-    /// Stops following the products and forgets their statuses.
+    /// Stops following the products and forgets their states.
     public func stopTracking(_ productIDs: some Sequence<String>) {
         for productID in productIDs {
             tasks.cancel(productID)
             trackedProductIDs.remove(productID)
-            statuses[productID] = nil
+            states[productID] = nil
         }
     }
 

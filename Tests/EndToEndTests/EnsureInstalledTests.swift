@@ -3,9 +3,9 @@ import KioskCore
 import KioskKit
 import Testing
 
-/// `ensureInstalled(productID:proof:priority:)` and `statusUpdates(for:)` against the real server: each way a call
+/// `ensureInstalled(productID:proof:priority:)` and `stateUpdates(for:)` against the real server: each way a call
 /// can end, and what a status stream shows.
-@Suite("ensureInstalled and statusUpdates end to end", .serialized, .timeLimit(.minutes(3)))
+@Suite("ensureInstalled and stateUpdates end to end", .serialized, .timeLimit(.minutes(3)))
 struct EnsureInstalledTests {
     typealias Support = KioskKitTestSupport
     typealias Error = KioskKit.KioskError
@@ -148,45 +148,43 @@ struct EnsureInstalledTests {
         }
     }
 
-    @Test func aStatusStreamStartsWithTheStatusNowAndEndsWhenInstalled() async throws {
+    @Test func aStateStreamStartsWithTheStateNowAndEndsWhenInstalled() async throws {
         try await TestServer.with { server in
             let (client, proof, _) = try await setUp(server, delay: 0)
             // The first element is taken on the client when the stream is made: the enqueue comes after it.
-            let first = await client.statusUpdates(for: Self.product)
+            let first = await client.stateUpdates(for: Self.product)
             let content = try await client.ensureInstalled(productID: Self.product, proof: proof)
             let seen = await Support.collect(first)
             #expect(seen.first == .notQueued)
             #expect(seen.last == .installed(content))
-            let states = seen.compactMap { status -> String? in
-                if case .downloading(let snapshot) = status { snapshot.state.name } else { nil }
-            }
+            let states = seen.compactMap { $0.download?.state.name }
             #expect(states.first == "waiting")
             #expect(states.contains("active"))
             // Installed: the stream gives the content and ends.
-            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(content)])
+            #expect(await Support.collect(await client.stateUpdates(for: Self.product)) == [.installed(content)])
             await client.close()
         }
     }
 
-    @Test func aStatusStreamEndsOnCancelAndOnClose() async throws {
+    @Test func aStateStreamEndsOnCancelAndOnClose() async throws {
         try await TestServer.with { server in
             let (client, proof, _) = try await setUp(server)
             let call = try await callInFlight(client, proof)
-            let running = await client.statusUpdates(for: Self.product)
+            let running = await client.stateUpdates(for: Self.product)
             try await client.cancel(Self.product)
             let seen = await Support.collect(running)
-            guard case .downloading(let last)? = seen.last else {
+            guard case .cancelled(let last)? = seen.last else {
                 Issue.record("the stream did not end with the cancelled download: \(seen)")
                 return
             }
             #expect(last.state == .cancelled)
             _ = await call.result
-            let other = await client.statusUpdates(for: "com.example.kiosk.test.other")
+            let other = await client.stateUpdates(for: "com.example.kiosk.test.other")
             await client.close()
             #expect(await Support.collect(other) == [.notQueued])
-            // On a closed client: the last known status, then the end.
+            // On a closed client: the last known state, then the end.
             #expect(
-                await Support.collect(await client.statusUpdates(for: "com.example.kiosk.test.other")) == [.notQueued])
+                await Support.collect(await client.stateUpdates(for: "com.example.kiosk.test.other")) == [.notQueued])
         }
     }
 }

@@ -137,27 +137,27 @@ struct KioskKitAppFacingTests {
             let (client, proof, _) = try await setUp(server)
             _ = try await client.products()
             let installed = try await client.ensureInstalled(productID: Self.product, proof: proof)
-            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(installed)])
+            #expect(await Support.collect(await client.stateUpdates(for: Self.product)) == [.installed(installed)])
 
             // The server serves 2.0; the client learns it with its catalog (here through availableUpdates()).
             try await Support.publish(
                 Self.product, version: "2.0", files: ["Contents/a.bin": Support.randomData(1 << 20)], on: server)
-            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(installed)])
+            #expect(await Support.collect(await client.stateUpdates(for: Self.product)) == [.installed(installed)])
             #expect(try await client.availableUpdates().map(\.availableVersion) == ["2.0"])
             #expect(
-                await Support.collect(await client.statusUpdates(for: Self.product)) == [
+                await Support.collect(await client.stateUpdates(for: Self.product)) == [
                     .outOfDate(installed: installed, available: "2.0")
                 ])
 
             // Enqueued again: the update is a download like any other, and ends installed and up to date.
-            let updates = await client.statusUpdates(for: Self.product)
+            let updates = await client.stateUpdates(for: Self.product)
             try await client.enqueue(productID: Self.product, proof: proof)
             let updated = try await client.waitUntilInstalled(productID: Self.product)
             #expect(updated.version == "2.0")
             let seen = await Support.collect(updates)
             #expect(seen.first == .outOfDate(installed: installed, available: "2.0"))
             #expect(seen.count == 1)  // final: the stream ended at once
-            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(updated)])
+            #expect(await Support.collect(await client.stateUpdates(for: Self.product)) == [.installed(updated)])
             await client.close()
         }
     }
@@ -172,7 +172,7 @@ struct KioskKitAppFacingTests {
             let installed = try await client.ensureInstalled(productID: Self.product, proof: proof)
             #expect(installed.version == "2.0")
             #expect(await client.cachedProducts?.first { $0.id == Self.product }?.contentVersion == "1.0")
-            #expect(await Support.collect(await client.statusUpdates(for: Self.product)) == [.installed(installed)])
+            #expect(await Support.collect(await client.stateUpdates(for: Self.product)) == [.installed(installed)])
             await client.close()
         }
     }
@@ -194,27 +194,27 @@ struct KioskKitAppFacingTests {
         let store = ProductStatusStore(client: client)
         store.track([product])
         #expect(store.trackedProductIDs == [product])
-        await until { store.status(of: product) == .notQueued }
+        await until { store.state(of: product) == .notQueued }
 
         var sawDownloading = false
         let install = Task { try await client.ensureInstalled(productID: product, proof: proof) }
         await until {
-            if case .downloading? = store.status(of: product) { sawDownloading = true }
-            return if case .installed? = store.status(of: product) { true } else { false }
+            if case .downloading? = store.state(of: product) { sawDownloading = true }
+            return if case .installed? = store.state(of: product) { true } else { false }
         }
         let content = try await install.value
         #expect(sawDownloading)
-        #expect(store.status(of: product) == .installed(content))
+        #expect(store.state(of: product) == .installed(content))
 
-        // The store goes on after a final status: a removal shows.
+        // The store goes on after a final state: a removal shows.
         try await client.remove(product)
-        await until { store.status(of: product) == .notQueued }
+        await until { store.state(of: product) == .notQueued }
 
-        // Closing the client ends the tracking; the last known status stays.
+        // Closing the client ends the tracking; the last known state stays.
         await client.close()
         await until { store.trackedProductIDs.isEmpty }
-        #expect(store.status(of: product) == .notQueued)
-        #expect(store.statuses == [product: .notQueued])
+        #expect(store.state(of: product) == .notQueued)
+        #expect(store.states == [product: .notQueued])
     }
 
     @Test func stopTrackingForgetsTheProduct() async throws {
@@ -229,10 +229,10 @@ struct KioskKitAppFacingTests {
         let store = ProductStatusStore(client: client)
         store.track([product, product, "com.example.kiosk.test.other"])
         #expect(store.trackedProductIDs == [product, "com.example.kiosk.test.other"])
-        await until { store.statuses.count == 2 }
+        await until { store.states.count == 2 }
         store.stopTracking([product])
         #expect(store.trackedProductIDs == ["com.example.kiosk.test.other"])
-        #expect(store.status(of: product) == nil)
+        #expect(store.state(of: product) == nil)
         await client.close()
         await until { store.trackedProductIDs.isEmpty }
     }

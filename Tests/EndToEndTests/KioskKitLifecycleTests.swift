@@ -91,8 +91,8 @@ struct KioskKitLifecycleTests {
             installedAt: Date())
         #expect(content.totalLength == 7)
         #expect(content.url(for: "b").path == "/tmp/preview/book/b")
-        #expect(ProductStatus.outOfDate(installed: content, available: "2").isFinal)
-        #expect(!ProductStatus.downloading(snapshot).isFinal)
+        #expect(ProductState.outOfDate(installed: content, available: "2").isFinal)
+        #expect(!ProductState.downloading(snapshot).isFinal)
         // A storage pause without its error (after a relaunch) still says how many bytes are missing.
         let full = DownloadSnapshot(
             productID: Sample.book, state: .paused(.insufficientStorage),
@@ -163,6 +163,49 @@ struct KioskKitLifecycleTests {
             #expect(after.progress.bytesExpected == content.totalLength, "\(after.progress)")
             #expect(after.progress.fraction == 1)
             await relaunched.close()
+        }
+    }
+
+    /// #28 item 8: `ProductStatus` had no paused or failed case: a paused, a failed and a cancelled download all came
+    /// as `.downloading`. ``ProductState`` gives each its case, with the pause's reason and the failure's error; the
+    /// stream goes on through a pause and ends at a failure or a cancel.
+    @Test func pausedFailedAndCancelledDownloadsHaveStatesOfTheirOwn() async throws {
+        try await TestServer.with(configure: { $0.faults = .spec(try! FaultSpec(parsing: "throttle=256KiB/s")) }) {
+            server in
+            let purchase = try await server.buy(Sample.levels)
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory())
+            let levels = await client.stateUpdates(for: Sample.levels)
+            _ = try await client.enqueue(productID: Sample.levels, receipt: purchase.receiptData)
+            try await Support.eventually("the download to start") {
+                await client.download(for: Sample.levels)?.state == .active
+            }
+            try await client.pause(Sample.levels)
+            try await client.resume(Sample.levels)
+            try await client.cancel(Sample.levels)
+            let seen = await Support.collect(levels)
+            #expect(seen.contains { if case .paused(_, .user) = $0 { true } else { false } }, "\(seen)")
+            let pausedAsDownloading = seen.filter { state in
+                guard case .downloading(let download) = state else { return false }
+                return download.state.name == "paused"
+            }
+            #expect(pausedAsDownloading.isEmpty)
+            guard case .cancelled(let cancelled)? = seen.last else {
+                Issue.record("the stream did not end with the cancelled download: \(seen)")
+                return
+            }
+            #expect(cancelled.state == .cancelled)
+
+            // The levels' receipt does not entitle the book: the download fails, and says why.
+            let book = await client.stateUpdates(for: Sample.book)
+            _ = try await client.enqueue(productID: Sample.book, receipt: purchase.receiptData)
+            let bookSeen = await Support.collect(book)
+            guard case .failed(let failed, let error)? = bookSeen.last else {
+                Issue.record("the stream did not end with the failed download: \(bookSeen)")
+                return
+            }
+            #expect(error.code == "not_entitled")
+            #expect(failed.state == .failed(error))
+            await client.close()
         }
     }
 
@@ -335,13 +378,13 @@ struct KioskKitLifecycleTests {
             #expect(await client.downloads == downloads)
             #expect(await client.cachedProducts == catalog)
             #expect(try Data(contentsOf: journal) == journaled)
-            // Streams taken after close end at once; a status stream first gives the last known status.
+            // Streams taken after close end at once; a state stream first gives the last known state.
             var events = client.events.makeAsyncIterator()
             #expect(await events.next() == nil)
-            var status = await client.statusUpdates(for: Sample.book).makeAsyncIterator()
+            var status = await client.stateUpdates(for: Sample.book).makeAsyncIterator()
             #expect(await status.next() == .installed(content))
             #expect(await status.next() == nil)
-            var notQueued = await client.statusUpdates(for: Sample.levels).makeAsyncIterator()
+            var notQueued = await client.stateUpdates(for: Sample.levels).makeAsyncIterator()
             #expect(await notQueued.next() == .notQueued)
             #expect(await notQueued.next() == nil)
             // The calls without results do nothing.

@@ -88,9 +88,9 @@ enum KioskKitTestSupport {
         }
     }
 
-    /// Every element of a status stream until it ends.
-    static func collect(_ stream: AsyncStream<ProductStatus>) async -> [ProductStatus] {
-        var all: [ProductStatus] = []
+    /// Every element of a state stream until it ends.
+    static func collect(_ stream: AsyncStream<ProductState>) async -> [ProductState] {
+        var all: [ProductState] = []
         for await status in stream { all.append(status) }
         return all
     }

@@ -515,20 +515,20 @@ struct DownloadCoordinatorTests {
         #expect(executor.coordinator.installWait(for: "p1") == .installed(content("p1")))
     }
 
-    @Test func theStatusOfAProductIsItsLatestDownloadUnlessFinishedThenItsContent() {
+    @Test func theStateOfAProductIsItsLatestDownloadUnlessFinishedThenItsContent() {
         var executor = executor()
-        #expect(executor.coordinator.status(of: "p1") == .notQueued)
+        #expect(executor.coordinator.state(of: "p1") == .notQueued)
         let id = executor.enqueue("p1")
-        guard case .downloading(let running) = executor.coordinator.status(of: "p1") else {
-            Issue.record("no download status")
+        guard case .downloading(let running) = executor.coordinator.state(of: "p1") else {
+            Issue.record("no download state")
             return
         }
         #expect(running.state == .active)
         executor.run(executor.coordinator.transferCompleted(id).1)
         executor.run(executor.coordinator.transferEnded(id, .success(content("p1")), now: Self.now))
-        #expect(executor.coordinator.status(of: "p1") == .installed(content("p1")))
+        #expect(executor.coordinator.state(of: "p1") == .installed(content("p1")))
         _ = executor.event { $0.removeContent(of: "p1")?.1 ?? [] }
-        #expect(executor.coordinator.status(of: "p1") == .notQueued)
+        #expect(executor.coordinator.state(of: "p1") == .notQueued)
     }
 }
 

@@ -3,7 +3,7 @@ import Testing
 
 @testable import KioskKit
 
-@Suite("Status updates")
+@Suite("State updates")
 struct StatusUpdatesTests {
     func snapshot(_ state: DownloadState, written: Int64 = 0) -> DownloadSnapshot {
         DownloadSnapshot(
@@ -13,10 +13,10 @@ struct StatusUpdatesTests {
 
     @Test func aSlowReaderLosesNoStateChangeAndProgressStaysBounded() async throws {
         let broadcaster = EventBroadcaster()
-        let stream = broadcaster.subscribeStatus(of: "p1", initial: .notQueued)
-        let buffer = try #require(broadcaster.statusBuffers(of: "p1").first)
+        let stream = broadcaster.subscribeState(of: "p1", initial: .notQueued)
+        let buffer = try #require(broadcaster.stateBuffers(of: "p1").first)
         var iterator = stream.makeAsyncIterator()
-        var read: [ProductStatus] = []
+        var read: [ProductState] = []
         var sentStates: [DownloadState] = []
         var largest = 0
         // 100 state changes (alternating pauses and resumes), each after 100 progress events; other products' events
@@ -39,8 +39,8 @@ struct StatusUpdatesTests {
         broadcaster.send(.installed(content))
         while let next = await iterator.next() { read.append(next) }
 
-        let readStates = read.compactMap { status -> DownloadState? in
-            guard case .downloading(let snapshot) = status, snapshot.progress.bytesWritten == 0 else { return nil }
+        let readStates = read.compactMap { state -> DownloadState? in
+            guard let snapshot = state.download, snapshot.progress.bytesWritten == 0 else { return nil }
             return snapshot.state
         }
         #expect(read.first == .notQueued)
@@ -50,22 +50,22 @@ struct StatusUpdatesTests {
         #expect(largest <= 2 * 100 + 1)
         #expect(read.count <= 2 + 2 * 100)
         // The last progress before each state change is kept.
-        let progress = read.compactMap { status -> Int64? in
-            guard case .downloading(let snapshot) = status, snapshot.progress.bytesWritten > 0 else { return nil }
+        let progress = read.compactMap { state -> Int64? in
+            guard case .downloading(let snapshot) = state, snapshot.progress.bytesWritten > 0 else { return nil }
             return snapshot.progress.bytesWritten
         }
         #expect(progress.last == 10_000)
-        #expect(broadcaster.statusBuffers(of: "p1").isEmpty)
+        #expect(broadcaster.stateBuffers(of: "p1").isEmpty)
     }
 
-    @Test func aFinalStatusOrTheEndOfTheBroadcasterEndsTheStream() async {
+    @Test func aFinalStateOrTheEndOfTheBroadcasterEndsTheStream() async {
         let broadcaster = EventBroadcaster()
         let cancelled = snapshot(.cancelled)
-        var done = broadcaster.subscribeStatus(of: "p1", initial: .downloading(cancelled)).makeAsyncIterator()
-        #expect(await done.next() == .downloading(cancelled))
+        var done = broadcaster.subscribeState(of: "p1", initial: .cancelled(cancelled)).makeAsyncIterator()
+        #expect(await done.next() == .cancelled(cancelled))
         #expect(await done.next() == nil)
 
-        var open = broadcaster.subscribeStatus(of: "p1", initial: .notQueued).makeAsyncIterator()
+        var open = broadcaster.subscribeState(of: "p1", initial: .notQueued).makeAsyncIterator()
         broadcaster.send(.stateChanged(snapshot(.waiting)))
         broadcaster.finish()
         #expect(await open.next() == .notQueued)
@@ -75,8 +75,8 @@ struct StatusUpdatesTests {
             Issue.record("the state change before the end was lost")
         }
         #expect(await open.next() == nil)
-        // After the end, a new stream gives the status it was given, then ends.
-        var late = broadcaster.subscribeStatus(of: "p1", initial: .notQueued).makeAsyncIterator()
+        // After the end, a new stream gives the state it was given, then ends.
+        var late = broadcaster.subscribeState(of: "p1", initial: .notQueued).makeAsyncIterator()
         #expect(await late.next() == .notQueued)
         #expect(await late.next() == nil)
     }
@@ -147,16 +147,51 @@ struct StatusUpdatesTests {
         #expect(broadcaster.eventBuffers.isEmpty)
     }
 
+    /// Each state of a download has its case: paused (with its reason), failed (with its error) and cancelled no
+    /// longer arrive as `downloading`.
+    @Test func pausedFailedAndCancelledDownloadsHaveCasesOfTheirOwn() {
+        let failure = KioskError.server(status: 403, code: "not_entitled", message: "No.", retryAfter: nil)
+        let cases: [(DownloadState, ProductState?)] = [
+            (.waiting, nil), (.active, nil), (.verifying, nil), (.waitingForNetwork, nil),
+            (.waitingToRetry(until: Date(timeIntervalSince1970: 0), attempt: 1), nil),
+            (.paused(.user), .paused(snapshot(.paused(.user)), reason: .user)),
+            (
+                .paused(.insufficientStorage),
+                .paused(snapshot(.paused(.insufficientStorage)), reason: .insufficientStorage)
+            ),
+            (.failed(failure), .failed(snapshot(.failed(failure)), error: failure)),
+            (.cancelled, .cancelled(snapshot(.cancelled))),
+        ]
+        for (downloadState, expected) in cases {
+            let download = snapshot(downloadState)
+            let state = ProductState(download: download)
+            #expect(Self.withoutID(state) == Self.withoutID(expected ?? .downloading(download)), "\(downloadState)")
+            #expect(state.download == download)
+            #expect(state.isFinal == (downloadState.name == "failed" || downloadState.name == "cancelled"))
+        }
+    }
+
+    /// The deprecated ``ProductStatus`` sees every download as `downloading`, as before.
+    @available(*, deprecated, message: "checks the deprecated ProductStatus")
+    @Test func theDeprecatedStatusSeesEveryDownloadAsDownloading() {
+        let failure = KioskError.server(status: 403, code: "not_entitled", message: "No.", retryAfter: nil)
+        for downloadState: DownloadState in [.active, .paused(.user), .failed(failure), .cancelled] {
+            let download = snapshot(downloadState)
+            #expect(ProductStatus(ProductState(download: download)) == .downloading(download))
+        }
+        #expect(ProductStatus(.notQueued) == .notQueued)
+    }
+
     @Test func anEventStreamEndsWhenReleasedOrLate() async {
         let broadcaster = EventBroadcaster()
         var released: AsyncStream<KioskEvent>? = broadcaster.subscribe()
-        var status: AsyncStream<ProductStatus>? = broadcaster.subscribeStatus(of: "p1", initial: .notQueued)
-        #expect(broadcaster.eventBuffers.count == 1 && broadcaster.statusBuffers(of: "p1").count == 1)
+        var status: AsyncStream<ProductState>? = broadcaster.subscribeState(of: "p1", initial: .notQueued)
+        #expect(broadcaster.eventBuffers.count == 1 && broadcaster.stateBuffers(of: "p1").count == 1)
         released = nil
         status = nil
         #expect(released == nil && status == nil)
         // Released unread: nothing stays registered, nothing accumulates.
-        #expect(broadcaster.eventBuffers.isEmpty && broadcaster.statusBuffers(of: "p1").isEmpty)
+        #expect(broadcaster.eventBuffers.isEmpty && broadcaster.stateBuffers(of: "p1").isEmpty)
 
         broadcaster.finish()
         var late = broadcaster.subscribe().makeAsyncIterator()
@@ -164,11 +199,11 @@ struct StatusUpdatesTests {
         #expect(broadcaster.eventBuffers.isEmpty)
     }
 
-    /// The store's streams go on after a final status; the app's end there, on the same broadcaster.
-    @Test func aStreamThatDoesNotEndAtAFinalStatusFollowsTheNextChanges() async {
+    /// The store's streams go on after a final state; the app's end there, on the same broadcaster.
+    @Test func aStreamThatDoesNotEndAtAFinalStateFollowsTheNextChanges() async {
         let broadcaster = EventBroadcaster()
-        let ending = broadcaster.subscribeStatus(of: "p1", initial: .notQueued)
-        let following = broadcaster.subscribeStatus(of: "p1", initial: .notQueued, endingAtFinalStatus: false)
+        let ending = broadcaster.subscribeState(of: "p1", initial: .notQueued)
+        let following = broadcaster.subscribeState(of: "p1", initial: .notQueued, endingAtFinalState: false)
         let content = InstalledContent(
             productID: "p1", version: "1.0", directory: URL(fileURLWithPath: "/tmp/kiosk-tests/p1"), files: [],
             installedAt: Date())
@@ -177,11 +212,11 @@ struct StatusUpdatesTests {
         broadcaster.send(.removed(productID: "p1", version: "1.0"))
         let again = snapshot(.waiting)
         broadcaster.send(.stateChanged(again))
-        #expect(broadcaster.statusBuffers(of: "p1").count == 1)
+        #expect(broadcaster.stateBuffers(of: "p1").count == 1)
         broadcaster.finish()
-        var endingSeen: [ProductStatus] = []
+        var endingSeen: [ProductState] = []
         for await status in ending { endingSeen.append(status) }
-        var followingSeen: [ProductStatus] = []
+        var followingSeen: [ProductState] = []
         for await status in following { followingSeen.append(status) }
         #expect(
             endingSeen.map(Self.withoutID)
@@ -193,11 +228,11 @@ struct StatusUpdatesTests {
                 ].map(Self.withoutID))
     }
 
-    /// A status with a fixed download ID, to compare snapshots made apart.
-    static func withoutID(_ status: ProductStatus) -> ProductStatus {
-        guard case .downloading(var snapshot) = status else { return status }
+    /// A state with a fixed download ID, to compare snapshots made apart.
+    static func withoutID(_ status: ProductState) -> ProductState {
+        guard var snapshot = status.download else { return status }
         snapshot.id = DownloadID(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         snapshot.createdAt = Date(timeIntervalSince1970: 0)
-        return .downloading(snapshot)
+        return ProductState(download: snapshot)
     }
 }

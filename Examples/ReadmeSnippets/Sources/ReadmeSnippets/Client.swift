@@ -77,15 +77,17 @@ protocol DownloadRow {
     func update(fraction: Double, speed: Double, timeLeft: Duration?)
 }
 
-/// README, "Watching downloads": one product's status, for a view.
+/// README, "Watching downloads": one product's state, for a view.
 func watchProduct(kiosk: KioskClient) async {
-    for await status in await kiosk.statusUpdates(for: "com.example.kiosk.magazine.2026-11") {
-        switch status {
+    for await state in await kiosk.stateUpdates(for: "com.example.kiosk.magazine.2026-11") {
+        switch state {
         case .notQueued: print("Get")  // neither queued nor installed
-        case .downloading(let download):
-            // failed, or paused because the disk is full: error says why (with the bytes needed and available)
-            if let error = download.error { print(error.description) }
-            print(download.state, download.progress.fraction)
+        case .downloading(let download): print(download.state, download.progress.fraction)  // on its way
+        case .paused(_, .user): print("Resume")
+        case .paused(let download, .insufficientStorage):
+            print(download.error?.description ?? "Free some space")  // with the bytes needed and available
+        case .failed(_, let error): print(error.description, "Retry")  // final; resume(_:) tries again
+        case .cancelled: print("Get")  // final
         case .installed(let content): print("Open", content.directory.path)  // final
         case .outOfDate(let content, let available): print("Update", content.version, "→", available)  // final
         }

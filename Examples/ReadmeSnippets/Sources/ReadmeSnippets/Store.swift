@@ -15,10 +15,11 @@ final class ShelfModel {
 
     /// What a product's button says.
     func buttonTitle(for productID: String) -> String {
-        switch store.status(of: productID) {
-        case nil, .notQueued?: "Get"
-        case .downloading(let download)?:
-            download.state.isTerminal ? "Retry" : "\(Int(download.progress.fraction * 100)) %"
+        switch store.state(of: productID) {
+        case nil, .notQueued?, .cancelled?: "Get"
+        case .downloading(let download)?: "\(Int(download.progress.fraction * 100)) %"
+        case .paused?: "Resume"
+        case .failed?: "Retry"
         case .installed?: "Open"
         case .outOfDate?: "Update"
         }

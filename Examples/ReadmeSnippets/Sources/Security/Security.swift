@@ -38,6 +38,7 @@ public func SecItemCopyMatching(_ query: CFDictionary, _ result: UnsafeMutablePo
 }
 
 /// Adds an item: here, it is not kept.
+@discardableResult  // as imported C functions are
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
     errSecSuccess
 }
