@@ -156,6 +156,10 @@ struct DownloadCoordinator: Sendable {
     private(set) var downloads: [DownloadID: Download] = [:]
     /// Installed content by product ID.
     private(set) var installed: [String: InstalledContent] = [:]
+    /// Installed content that lost some of its files (a purge of Caches), by product ID: not installed any more, but
+    /// what is left is copied by the product's next download, which fetches only the rest. The journal keeps it as
+    /// installed, so a relaunch finds it damaged again.
+    private(set) var damaged: [String: InstalledContent] = [:]
     private(set) var nextSequence: UInt64
     private let queue: DownloadQueue
     private let retryPolicy: RetryPolicy
@@ -188,11 +192,12 @@ struct DownloadCoordinator: Sendable {
         }
     }
 
-    /// The journal's content now.
+    /// The journal's content now. Damaged content stays in it as installed: a relaunch finds it damaged again, and
+    /// its next download still copies what is left.
     var journalSnapshot: JournalSnapshot {
         JournalSnapshot(
             nextSequence: nextSequence, downloads: ordered.map(\.record),
-            installed: installed.values.sorted { $0.productID < $1.productID })
+            installed: installed.merging(damaged) { intact, _ in intact }.values.sorted { $0.productID < $1.productID })
     }
 
     /// Every download in queue order.
@@ -512,6 +517,7 @@ struct DownloadCoordinator: Sendable {
                 actions.append(download.keepsPrevious ? .keepContent(previous) : .deleteContent(previous))
             }
             installed[content.productID] = content
+            damaged[content.productID] = nil
             download.finish(with: content)
             downloads[id] = download
             actions += [.recordMarker(content), .journal([.installed(content)], synchronize: false)]
@@ -563,12 +569,19 @@ struct DownloadCoordinator: Sendable {
 
     // MARK: - Installed content
 
-    /// Installed content whose files vanished: forgotten, with the finished downloads that pointed at it.
-    mutating func contentVanished(_ vanished: [InstalledContent]) -> [Action] {
+    /// Installed content whose files vanished: not installed any more, and its finished downloads are forgotten.
+    /// Content in `partial` still has some of its files: it is kept as ``damaged`` for the next download to copy
+    /// from; the rest is forgotten by the journal too.
+    mutating func contentVanished(_ vanished: [InstalledContent], partial: Set<String>) -> [Action] {
         var actions: [Action] = []
         for content in vanished {
             installed[content.productID] = nil
-            actions.append(.journal([.removed(productID: content.productID)], synchronize: false))
+            if partial.contains(content.productID) {
+                damaged[content.productID] = content
+            } else {
+                damaged[content.productID] = nil
+                actions.append(.journal([.removed(productID: content.productID)], synchronize: false))
+            }
             for download in downloads.values where download.productID == content.productID {
                 if case .finished = download.state { actions += forget(download.id) }
             }
@@ -577,9 +590,12 @@ struct DownloadCoordinator: Sendable {
         return actions
     }
 
-    /// The app removed a product's content: it and its finished downloads are forgotten.
+    /// The app removed a product's content (or what is left of it, when ``damaged``): it and its finished downloads
+    /// are forgotten.
     mutating func removeContent(of productID: String) -> (InstalledContent, [Action])? {
-        guard let content = installed.removeValue(forKey: productID) else { return nil }
+        guard let content = installed.removeValue(forKey: productID) ?? damaged.removeValue(forKey: productID) else {
+            return nil
+        }
         var actions: [Action] = [.deleteContent(content), .forgetMarker(productID: productID)]
         for download in downloads.values where download.productID == productID && download.state == .finished {
             actions += forget(download.id)
@@ -673,7 +689,7 @@ struct DownloadCoordinator: Sendable {
         download.chunkFailures = [:]
         downloads[id] = download
         var work = download.work
-        work.installed = installed[download.productID]
+        work.installed = installed[download.productID] ?? damaged[download.productID]
         return work
     }
 

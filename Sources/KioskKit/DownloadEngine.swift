@@ -184,8 +184,9 @@ struct DownloadEngine: Sendable {
         // order they complete. A file that needs a new grant stops new starts; the files in flight finish
         // (their bytes are kept), then the run ends for the coordinator to decide about a new grant.
         let tally = ProgressTally(verified: work.verifiedBytes, expected: grant.totalLength, report: hooks.progress)
-        // An update: what the installed version already has is copied, not fetched (UpdateSeeding).
-        if let installed = work.installed, installed.version != grant.contentVersion {
+        // An update, or installed content of this version that lost files (a purge; intact content returned above):
+        // what the installed files already have is copied, not fetched (UpdateSeeding).
+        if let installed = work.installed {
             do {
                 try await seed(
                     &work, from: installed, grant: grant, onDisk: &onDisk, folders: &folders, tally: tally,

@@ -234,7 +234,7 @@ public actor KioskClient {
         catalogMirror = CatalogMirror.load(from: layout.catalogMirror, fileSystem: fileSystem)
         reconcileInstalled()
         removeOrphanedStaging()
-        if !coordinator.downloads.isEmpty || !coordinator.installed.isEmpty || recovery != .fresh {
+        if !coordinator.downloads.isEmpty || !coordinator.journalSnapshot.installed.isEmpty || recovery != .fresh {
             // One compaction per launch: recovery's changes, a torn log tail or a format 1 journal become a fresh
             // snapshot and an empty log.
             try? journal.replace(with: coordinator.journalSnapshot)
@@ -996,13 +996,17 @@ public actor KioskClient {
 
     // MARK: - Disk
 
-    /// Drops installed content whose files vanished, and finished downloads that pointed at it. Not after
-    /// ``close()``: a closed client answers the last known state (another client may own the cache root by now).
+    /// Drops installed content whose files vanished, and finished downloads that pointed at it; content with some
+    /// files left is kept for the next download to copy from. Not after ``close()``: a closed client answers the
+    /// last known state (another client may own the cache root by now).
     private func reconcileInstalled() {
         guard !isClosed else { return }
         let (_, vanished) = ContentReconciler.reconcile(Array(coordinator.installed.values), markers: markers)
         guard !vanished.isEmpty else { return }
-        execute(coordinator.contentVanished(vanished))
+        let partial = vanished.filter { content in
+            content.files.contains { fileSystem.fileSize(content.fileURL($0.path)) == $0.length }
+        }
+        execute(coordinator.contentVanished(vanished, partial: Set(partial.map(\.productID))))
     }
 
     /// Deletes staging folders no download owns (their receipts are unknown, so they cannot be resumed).

@@ -128,8 +128,8 @@ enum ChunkIndex {
 }
 
 extension DownloadEngine {
-    /// Seeds the staging of an update from the installed version (`installed`, of another version than the grant's)
-    /// before anything is fetched:
+    /// Seeds the staging of an update from the installed version (`installed`, of another version than the grant's,
+    /// or of the grant's version with files lost to a purge) before anything is fetched:
     /// 1. a granted file whose SHA-256 and length are an installed file's (under any path) is copied (a clone where
     ///    the volume has one) into its part, hashed from the copy, then takes its final name and is journaled as
     ///    verified and reused; a copy that does not hash right is deleted and the file fetched;

@@ -7,7 +7,8 @@ import Testing
 
 /// #28 item 1: what a purge of Caches takes is fetched again, alone. A verified file deleted from staging between
 /// two runs used to fail the download for good ("the verified file vanished before install"), and `resume` failed
-/// the same way at once; only a new download, at the cost of every byte, recovered.
+/// the same way at once; only a new download, at the cost of every byte, recovered. A file deleted from installed
+/// content made the product not installed, and the next download fetched every file again.
 @Suite("Purged files", .serialized, .timeLimit(.minutes(2)))
 struct PurgedFilesTests {
     typealias Support = KioskKitTestSupport
@@ -53,6 +54,81 @@ struct PurgedFilesTests {
             let sent = try await Support.settledBytesSent(server) - before
             let expected = Int64(files["Contents/b.bin"]!.count + files["Contents/c.bin"]!.count)
             #expect(sent == expected, "sent \(sent), the purged and the missing file are \(expected)")
+        }
+    }
+
+    /// The product installed with `a.bin`, `b.bin` and `c.bin`, then `b.bin` purged from the installed folder.
+    /// Returns the root, the receipt, the files and their hashes.
+    static func purgedInstall(on server: TestServer) async throws
+        -> (root: URL, receipt: String, files: [String: Data], hashes: [String: String])
+    {
+        let files = [
+            "Contents/a.bin": Support.randomData(200_000), "Contents/b.bin": Support.randomData(300_000),
+            "Contents/c.bin": Support.randomData(400_000),
+        ]
+        let hashes = try await Support.publish(Self.product, version: "1.0", files: files, on: server)
+        let purchase = try await server.buy(Self.product)
+        let root = server.makeScratchDirectory()
+        let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+        let content = try await client.ensureInstalled(
+            productID: Self.product, proof: .receipt(purchase.receiptData))
+        await client.close()
+        try FileManager.default.removeItem(at: content.url(for: "Contents/b.bin"))
+        return (root, purchase.receiptData, files, hashes)
+    }
+
+    @Test func aFilePurgedFromInstalledContentIsFetchedAgainAlone() async throws {
+        try await TestServer.with { server in
+            let (root, receipt, files, hashes) = try await Self.purgedInstall(on: server)
+            let before = try await Support.settledBytesSent(server)
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            // Not installed any more: it says so.
+            #expect(await client.installedContent(for: Self.product) == nil)
+            // The app closes and comes back before asking for it again: what is left is still known.
+            await client.close()
+            let relaunched = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            let content = try await relaunched.ensureInstalled(productID: Self.product, proof: .receipt(receipt))
+            try Support.expectInstalled(content, hashes: hashes)
+            let sent = try await Support.settledBytesSent(server) - before
+            let purged = Int64(files["Contents/b.bin"]!.count)
+            #expect(sent == purged, "sent \(sent), the purged file is \(purged)")
+            // Installed again, exactly once: a relaunch finds it intact.
+            await relaunched.close()
+            let again = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            #expect(await again.installedContent(for: Self.product)?.files == content.files)
+            await again.close()
+        }
+    }
+
+    @Test func removingContentWithAPurgedFileDeletesWhatIsLeft() async throws {
+        try await TestServer.with { server in
+            let (root, _, _, _) = try await Self.purgedInstall(on: server)
+            let folder = CacheLayout(root: root).content(productID: Self.product, version: "1.0")
+            let client = try await KioskClient(serverURL: server.baseURL, cacheRoot: root)
+            try await client.remove(Self.product)
+            #expect(!FileManager.default.fileExists(atPath: folder.path))
+            await #expect(throws: KioskError.notFound(productID: Self.product)) { try await client.remove(Self.product) }
+            await client.close()
+        }
+    }
+
+    @Test func kioskGetFetchesAFilePurgedFromInstalledContentAgainAlone() async throws {
+        try await TestServer.with { server in
+            let (root, receipt, files, hashes) = try await Self.purgedInstall(on: server)
+            let before = try await Support.settledBytesSent(server)
+            let outcome = try await ChildProcess.runKiosk(
+                [
+                    "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache",
+                    root.path,
+                ],
+                input: Data(receipt.utf8))
+            #expect(outcome.exitStatus == 0, "\(outcome)")
+            let folder = CacheLayout(root: root).content(productID: Self.product, version: "1.0")
+            for (path, hash) in hashes {
+                #expect(try Support.sha256(of: folder.appendingPathComponent(path)) == hash, "\(path)")
+            }
+            let sent = try await Support.settledBytesSent(server) - before
+            #expect(sent == Int64(files["Contents/b.bin"]!.count), "sent \(sent)")
         }
     }
 

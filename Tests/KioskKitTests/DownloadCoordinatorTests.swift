@@ -431,7 +431,7 @@ struct DownloadCoordinatorTests {
         let id = executor.enqueue("p1")
         executor.run(executor.coordinator.transferCompleted(id).1)
         executor.run(executor.coordinator.transferEnded(id, .success(content("p1")), now: Self.now))
-        let lines = executor.event { $0.contentVanished([content("p1")]) }
+        let lines = executor.event { $0.contentVanished([content("p1")], partial: []) }
         #expect(lines == ["journal removed p1", "journal forgotten", "removed p1"])
         #expect(executor.coordinator.downloads.isEmpty && executor.coordinator.installed.isEmpty)
     }
