@@ -20,22 +20,26 @@ extension HostileServerTests {
         return fetcher.transport is URLSessionSegmentTransport ? [urlSession] : [fetcher.transport, urlSession]
     }
 
-    /// Fetches `content.bin` (6 bytes) from `server` through `transport`; the error it fails with.
+    /// Fetches `content.bin` (6 bytes) from `server` through `transport`: the error it fails with, and the body bytes
+    /// the server had sent when the fetch answered. On threads of their own (``DedicatedExecutor``), so that the
+    /// answer is taken when it comes, not when Swift's pool, filled by the other suites, gets to it.
     static func fetchFailure(from server: HostileHTTPServer, through transport: any SegmentTransport) async throws
-        -> KioskError?
+        -> (error: KioskError?, sentAtAnswer: Int)
     {
-        let folder = Self.scratch()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let request = FetchRequest(
-            url: server.baseURL.appendingPathComponent("content.bin"), token: "t", offset: 0, expectedLength: 6,
-            partURL: folder.appendingPathComponent("content.bin.part"))
-        do {
-            _ = try await FileFetcher(transport: transport, writerFactory: .posix)
-                .fetch(request, hasher: SHA256(), progress: { _ in })
-            return nil
-        } catch let error as KioskError {
-            return error
+        try await withTaskExecutorPreference(DedicatedExecutor.shared) {
+            let folder = Self.scratch()
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let request = FetchRequest(
+                url: server.baseURL.appendingPathComponent("content.bin"), token: "t", offset: 0, expectedLength: 6,
+                partURL: folder.appendingPathComponent("content.bin.part"))
+            do {
+                _ = try await FileFetcher(transport: transport, writerFactory: .posix)
+                    .fetch(request, hasher: SHA256(), progress: { _ in })
+                return (nil, server.bodyBytesSent)
+            } catch let error as KioskError {
+                return (error, server.bodyBytesSent)
+            }
         }
     }
 
@@ -48,8 +52,7 @@ extension HostileServerTests {
         for transport in Self.contentTransports(timeout: 5) {
             let server = try HostileHTTPServer { _ in .endlessError(status: 503) }
             defer { server.stop() }
-            let failure = try await Self.fetchFailure(from: server, through: transport)
-            let atAnswer = server.bodyBytesSent
+            let (failure, atAnswer) = try await Self.fetchFailure(from: server, through: transport)
             guard case .server(let status, _, _, _)? = failure else {
                 Issue.record("\(type(of: transport)): \(String(describing: failure))")
                 continue
@@ -77,7 +80,7 @@ extension HostileServerTests {
                 .drippingError(status: 503, interval: .milliseconds(100), lasting: .seconds(20))
             }
             defer { server.stop() }
-            let failure = try await Self.fetchFailure(from: server, through: transport)
+            let (failure, _) = try await Self.fetchFailure(from: server, through: transport)
             transport.invalidate()
             guard case .server(let status, _, _, _)? = failure else {
                 Issue.record("\(type(of: transport)): \(String(describing: failure))")

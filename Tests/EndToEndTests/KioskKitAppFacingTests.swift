@@ -18,11 +18,18 @@ struct KioskKitAppFacingTests {
     func setUp(_ server: TestServer, delay: TimeInterval = 0, size: Int = 2 << 20) async throws
         -> (client: KioskClient, proof: PurchaseProof, hashes: [String: String])
     {
+        try await setUp(server, pace: WritePace(delay), size: size)
+    }
+
+    /// ``setUp(_:delay:size:)`` with writes as slow as `pace` says at each moment.
+    func setUp(_ server: TestServer, pace: WritePace, size: Int = 2 << 20) async throws
+        -> (client: KioskClient, proof: PurchaseProof, hashes: [String: String])
+    {
         let files = ["Contents/a.bin": Support.randomData(size), "Contents/b.bin": Support.randomData(size)]
         let hashes = try await Support.publish(Self.product, version: "1.0", files: files, on: server)
         let purchase = try await server.buy(Self.product)
         var configuration = KioskClient.Configuration()
-        configuration.fileWriterFactory = TestWriter.factory(delay: delay)
+        configuration.fileWriterFactory = TestWriter.factory(pace: pace)
         let client = try await KioskClient(
             serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(), configuration: configuration)
         return (client, .receipt(purchase.receiptData), hashes)
@@ -39,12 +46,20 @@ struct KioskKitAppFacingTests {
 
     @Test func aProgressFollowsADownloadToTheEnd() async throws {
         try await TestServer.with { server in
-            let (client, proof, hashes) = try await setUp(server, delay: 0.1, size: 4 << 20)
+            // Slow until the progress has shown a value between the ends (however late a loaded machine delivers
+            // it), then at full speed.
+            let pace = WritePace(0.3)
+            let (client, proof, hashes) = try await setUp(server, pace: pace, size: 4 << 20)
             let id = try await client.enqueue(productID: Self.product, proof: proof)
             let progress = try #require(await client.progress(for: Self.product))
             #expect(await client.progress(for: id) === progress)  // one Progress per download
             #expect(progress.isCancellable && !progress.isPausable)
             var seen: Set<Int64> = []
+            try await Support.eventually("a value between the ends") {
+                seen.insert(progress.completedUnitCount)
+                return seen.contains { $0 > 0 && $0 < 8 << 20 }
+            }
+            pace.set(0)
             try await Support.eventually("the progress to finish") {
                 seen.insert(progress.completedUnitCount)
                 return progress.isFinished
@@ -67,7 +82,10 @@ struct KioskKitAppFacingTests {
 
     @Test func cancellingTheProgressCancelsItsDownloadAndACancelCancelsTheProgress() async throws {
         try await TestServer.with { server in
-            let (client, proof, hashes) = try await setUp(server, delay: 0.1, size: 4 << 20)
+            // Slow enough that no download ends before its cancel, however late a loaded machine runs the progress's
+            // cancellation handler (in a full run, a download slowed by 0.1 s a block finished first): 20 s or more.
+            let pace = WritePace(0.3)
+            let (client, proof, hashes) = try await setUp(server, pace: pace, size: 4 << 20)
             let first = try await client.enqueue(productID: Self.product, proof: proof)
             let progress = try #require(await client.progress(for: first))
             try await someProgress(client)
@@ -87,6 +105,7 @@ struct KioskKitAppFacingTests {
             try await Support.eventually("the progress to be cancelled") { next.isCancelled }
 
             // A third download goes to its end.
+            pace.set(0)
             _ = try await client.enqueue(productID: Self.product, proof: proof)
             try Support.expectInstalled(try await client.waitUntilInstalled(productID: Self.product), hashes: hashes)
             await client.close()

@@ -1,6 +1,5 @@
 import Foundation
 import KioskCore
-import KioskServer
 import Synchronization
 import Testing
 
@@ -20,9 +19,7 @@ struct KioskKitOfflineTests {
     /// `waitingForNetwork`, each probe of the server changes nothing, and when the server is back the download goes
     /// on from its bytes on disk by itself and installs the exact bytes.
     @Test func aServerGoneForLongerThanTheRetryBudgetIsWaitedForAndTheDownloadGoesOnByItself() async throws {
-        try await TestServer.with(configure: {
-            $0.faults = .spec(try! FaultSpec(parsing: "throttle=1MiB/s"))
-        }) { server in
+        try await TestServer.with { server in
             let data = Support.randomData(8 << 20)
             let hashes = try await Support.publish(
                 Self.product, version: "1", files: ["Contents/issue.pdf": data], on: server)
@@ -30,8 +27,12 @@ struct KioskKitOfflineTests {
             let proxy = try LoopbackProxy(to: server.port)
             defer { proxy.stop() }
             let clock = ManualKioskClock()
+            // Slow while the server goes away (the download must still be on its way then, however loaded the
+            // machine), at full speed once it is back.
+            let pace = WritePace(0.2)
             var configuration = KioskClient.Configuration()
             configuration.clock = clock
+            configuration.fileWriterFactory = TestWriter.factory(pace: pace)
             let client = try await KioskClient(
                 serverURL: proxy.baseURL, cacheRoot: server.makeScratchDirectory(), configuration: configuration)
             let states = Mutex<[String]>([])
@@ -69,6 +70,7 @@ struct KioskKitOfflineTests {
             #expect(states.withLock { Array($0[(statesBefore - 1)...]) } == ["waiting_for_network"])
 
             proxy.comeBack()
+            pace.set(0)
             clock.advance(to: try await clock.nextDeadline())
             let content = try await client.waitUntilInstalled(productID: Self.product)
             #expect(try Support.sha256(of: content.url(for: "Contents/issue.pdf")) == hashes["Contents/issue.pdf"])

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import KioskCore
 import KioskKit
+import Synchronization
 import Testing
 
 /// Helpers for the KioskKit end-to-end tests.
@@ -109,17 +110,17 @@ enum KioskKitTestSupport {
 /// offsets (the chunks of a file fetched by chunks).
 final class TestWriter: PositionalPartFileWriter {
     let inner: POSIXPartFileWriter
-    let delay: TimeInterval
+    let pace: WritePace
     let disk: SimulatedDisk?
 
-    init(url: URL, offset: Int64, delay: TimeInterval, disk: SimulatedDisk?) throws(KioskKit.KioskError) {
+    init(url: URL, offset: Int64, pace: WritePace, disk: SimulatedDisk?) throws(KioskKit.KioskError) {
         inner = try POSIXPartFileWriter(url: url, truncatingTo: offset)
-        self.delay = delay
+        self.pace = pace
         self.disk = disk
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) {
-        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        pace.wait()
         if let disk, let allowed = disk.reserve(bytes.count) {
             // Write what fits, then fail like write(2) with ENOSPC.
             try inner.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]))
@@ -129,7 +130,7 @@ final class TestWriter: PositionalPartFileWriter {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
-        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        pace.wait()
         if let disk, let allowed = disk.reserve(bytes.count) {
             try inner.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
             throw .insufficientStorage(needed: Int64(bytes.count - allowed), available: 0)
@@ -144,10 +145,31 @@ final class TestWriter: PositionalPartFileWriter {
     /// Writers that are slow by `delay` a block and fill `disk`; `appendOnly` hides their writes at offsets, so that
     /// files are fetched whole, in order, even from a server that sends chunks.
     static func factory(delay: TimeInterval = 0, disk: SimulatedDisk? = nil, appendOnly: Bool = false) -> FileWriterFactory {
+        factory(pace: WritePace(delay), disk: disk, appendOnly: appendOnly)
+    }
+
+    /// Writers that wait what `pace` says before each block (a test may change it as it goes) and fill `disk`.
+    static func factory(pace: WritePace, disk: SimulatedDisk? = nil, appendOnly: Bool = false) -> FileWriterFactory {
         FileWriterFactory { url, offset throws(KioskKit.KioskError) in
-            let writer = try TestWriter(url: url, offset: offset, delay: delay, disk: disk)
+            let writer = try TestWriter(url: url, offset: offset, pace: pace, disk: disk)
             return appendOnly ? AppendingWriter(writer) : writer
         }
+    }
+}
+
+/// How long a ``TestWriter`` waits before each block, changeable while downloads run.
+final class WritePace: Sendable {
+    private let seconds: Mutex<TimeInterval>
+
+    init(_ seconds: TimeInterval) { self.seconds = Mutex(seconds) }
+
+    /// The wait from now on.
+    func set(_ value: TimeInterval) { seconds.withLock { $0 = value } }
+
+    /// Waits the current delay (on the writing thread: never Swift's pool).
+    func wait() {
+        let delay = seconds.withLock { $0 }
+        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
     }
 }
 

@@ -74,7 +74,8 @@ final class TestServer: LoopbackKioskServer {
         let server = try await KioskHTTPServer(configuration: configuration, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let shutdown = ServerShutdown()
-        let task = Task {
+        // On threads of its own: the server accepts and answers whatever the other suites give Swift's pool.
+        let task = Task(executorPreference: DedicatedExecutor.shared) {
             defer { continuation.finish() }
             try await server.run(shutdown: shutdown) { _, port in continuation.yield(port) }
         }
