@@ -21,22 +21,33 @@ final class CacheRootLock: Sendable {
 
     private let descriptor = Locked<Int32?>(nil)
 
+    /// How long a lock held elsewhere is waited for before the root counts as in use: a process this one starts
+    /// holds a copy of every descriptor from its fork to its `exec` (when the lock's copy closes), and a client
+    /// closed in that moment would otherwise leave its root looking taken. A client that holds the root keeps it far
+    /// longer.
+    static let patience = Duration.milliseconds(500)
+
     /// Takes the lock of `root`, which must exist.
     ///
-    /// - Throws: ``KioskError/cacheRootInUse(path:)`` when another client holds it;
+    /// - Throws: ``KioskError/cacheRootInUse(path:)`` when another client holds it (after ``patience``);
     ///   ``KioskError/fileSystem(path:underlying:)`` when the lock file cannot be opened (a link planted in its
     ///   place is not followed).
-    init(root: URL) throws(KioskError) {
+    init(root: URL) async throws(KioskError) {
         let path = root.appendingPathComponent(Self.fileName).path
         let fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw .fileSystem(path: Self.fileName, underlying: String(cString: strerror(errno)))
         }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+        let deadline = ContinuousClock.now + Self.patience
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             let error = errno
-            close(fd)
-            if error == EWOULDBLOCK { throw .cacheRootInUse(path: root.path) }
-            throw .fileSystem(path: Self.fileName, underlying: String(cString: strerror(error)))
+            guard error == EWOULDBLOCK, ContinuousClock.now < deadline,
+                (try? await Task.sleep(for: .milliseconds(10))) != nil
+            else {
+                close(fd)
+                if error == EWOULDBLOCK { throw .cacheRootInUse(path: root.path) }
+                throw .fileSystem(path: Self.fileName, underlying: String(cString: strerror(error)))
+            }
         }
         descriptor.withLock { $0 = fd }
     }

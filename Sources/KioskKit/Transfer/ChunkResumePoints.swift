@@ -55,7 +55,7 @@ final class ChunkResumePoints: Sendable {
                 &hasher, withContentsOf: part, range: offset..<(offset + point.bytes), fileSystem: fileSystem),
             read == point.bytes
         else { return nil }
-        var copy = hasher
+        let copy = hasher
         return copy.finalize().hexString == point.prefixSHA256 ? (point.bytes, hasher) : nil
     }
 }

@@ -1,0 +1,44 @@
+import Crypto
+import Foundation
+import KioskCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One ranged GET of one content file into its `.part` file.
+struct FetchRequest: Sendable {
+    /// The absolute content URL.
+    var url: URL
+    /// The grant token (sent as `Authorization: Bearer`; never logged).
+    var token: String
+    /// Bytes already in the part file: the request asks for `bytes=<offset>-`.
+    var offset: Int64
+    /// The file's length according to the grant.
+    var expectedLength: Int64
+    /// The validator for `If-Range`, if one was seen.
+    var entityTag: String?
+    /// The `.part` file.
+    var partURL: URL
+    /// Where the range to fetch ends (exclusive) for one chunk of a file fetched by chunks; `nil` for the rest of
+    /// the file.
+    var end: Int64? = nil
+
+    /// The end of the range to fetch (exclusive).
+    var rangeEnd: Int64 { end ?? expectedLength }
+}
+
+/// What a completed fetch left on disk.
+struct FetchOutcome: Sendable {
+    /// The part file's size after the transfer (equals the expected length).
+    var bytesOnDisk: Int64
+    /// The lowercase hex SHA-256 of the whole part file.
+    var sha256: String
+    /// The response's `ETag`.
+    var entityTag: String?
+    /// Whether the server sent the whole file (200) although a range was asked: the file was started over.
+    var restartedFromZero: Bool
+    /// The part file, still open and not yet fsynced: the journal's group commit makes it durable (and closes it)
+    /// before it records the file as verified.
+    var unsynced: UnsyncedFile
+}

@@ -1,0 +1,500 @@
+import Crypto
+import Foundation
+import KioskCore
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The state of one file's transfer, across its ranged requests.
+///
+/// Pieces of the body arrive one at a time, as the transport delivers them (``BodyDelivery``). Queued (URLSession's
+/// serial delegate queue), each is copied into one of a few fixed blocks; a full block goes to the transfer's I/O
+/// queue, which writes it and hashes it at the same time (two threads), then hands the block back. Memory stays
+/// bounded (`blockCount × blockSize`) and hashing overlaps the network. A small file gets blocks of its own size
+/// (at least a page), so that the files in flight cost no more than their bytes. Inline (the AsyncHTTPClient
+/// transport's own event loops, which read no more of that connection meanwhile), each piece is written and hashed
+/// at once on the thread that brought it: no block, no copy, no hand-off.
+///
+/// `@unchecked Sendable`: the receiving state is touched only by the thread delivering the request's pieces, one at
+/// a time (or by `fetch` between two requests, when no callback can run), the hashing and writing state only by
+/// ``take(_:)`` (on `ioQueue`, or inline on the delivering thread, which `finish` follows), and what both read goes
+/// through `Locked`.
+final class TransferHandler: @unchecked Sendable {
+    private enum Mode {
+        case undecided
+        case content
+        case errorBody(status: Int)
+        case fileChanged
+        case failed
+    }
+
+    /// How much of an error answer's body is kept (for its envelope): once it arrived, the request ends.
+    static let errorBodyLimit = 64 << 10
+    /// The longest an error answer may take, from its status line to its last byte: ``errorAnswerDeadline``, at
+    /// most this (a body that drips a byte now and then never reaches ``errorBodyLimit`` and never idles out).
+    static let maximumErrorAnswerDeadline: TimeInterval = 10
+    /// Where requests are stopped (a cancel may wait for the transport's own queue). A serial queue of its own gets
+    /// a thread even when the global queue's few threads (one per CPU) are all busy, so a stop never waits for them.
+    static let stops = DispatchQueue(label: "KioskKit.TransferHandler.stops")
+
+    static let blockSize = 1 << 20
+    /// The block size of a chunk's transfer: several chunks of one file are in flight at once, each with blocks of
+    /// its own (``TransferBlocks``, reused from chunk to chunk), so that memory stays about what one whole-file
+    /// transfer takes.
+    static let rangeBlockSize = 256 << 10
+    /// The smallest block written and hashed on two threads at once.
+    static let parallelBlockMinimum = 64 << 10
+    static let blockCount = 4
+
+    let request: FetchRequest
+    let writerFactory: FileWriterFactory
+    let delivery: BodyDelivery
+    let progress: @Sendable (Int64) -> Void
+    /// How long an error answer may take, from its status line to its last byte.
+    let errorAnswerDeadline: TimeInterval
+
+    // Delegate queue state (one request at a time).
+    private var continuation: CheckedContinuation<SegmentOutcome, any Error>?
+    private var segmentFirst: Int64 = 0
+    private var segmentLast: Int64 = 0
+    private var mode = Mode.undecided
+    private var current: UnsafeMutableRawBufferPointer?
+    private var filled = 0
+    /// Bytes of the file received so far (written, in flight to the I/O queue, or in the current block).
+    private(set) var received: Int64
+    private var errorBody = Data()
+    /// Whether the current request's error answer was cut at its limit and answered before its task ended.
+    private var answeredEarly = false
+    private var failure: KioskError?
+    private var entityTag: String?
+    private var lastProgress: UInt64 = 0
+
+    // I/O queue state.
+    private let ioQueue = DispatchQueue(label: "KioskKit.TransferHandler.io")
+    /// `nil` when the writer verifies what it receives itself (a range split by ``SegmentSplitter``).
+    private var hasher: SHA256?
+    private var writer: (any PartFileWriter)?
+    private var written: Int64
+
+    // Shared.
+    /// `nil` for inline delivery.
+    private let blocks: TransferBlocks?
+    private let freeBlocks: Locked<[UnsafeMutableRawBufferPointer]>
+    private let available = DispatchSemaphore(value: TransferHandler.blockCount)
+    private let ioFailure = Locked<KioskError?>(nil)
+    /// The error answer of the current request, which its deadline's timer and the delivering thread share.
+    private let errorAnswer = Locked(ErrorAnswer())
+
+    convenience init(
+        request: FetchRequest, hasher: SHA256, writerFactory: FileWriterFactory, delivery: BodyDelivery,
+        errorAnswerDeadline: TimeInterval, progress: @escaping @Sendable (Int64) -> Void
+    ) throws(KioskError) {
+        self.init(
+            request: request, hasher: hasher, writer: try writerFactory.open(request.partURL, request.offset),
+            writerFactory: writerFactory, delivery: delivery, errorAnswerDeadline: errorAnswerDeadline,
+            progress: progress)
+    }
+
+    /// A transfer into `writer`, which is at `request.offset` already, with pieces delivered as `delivery` says:
+    /// queued, through `blocks` (reused from an earlier transfer that is over) or blocks of its own. Hashed with
+    /// `hasher` (none when `nil`). An error answer ends after its first ``errorBodyLimit`` bytes or
+    /// `errorAnswerDeadline` seconds, whichever comes first.
+    init(
+        request: FetchRequest, hasher: SHA256?, writer: any PartFileWriter, writerFactory: FileWriterFactory,
+        delivery: BodyDelivery, blocks: TransferBlocks? = nil, errorAnswerDeadline: TimeInterval,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) {
+        self.request = request
+        self.hasher = hasher
+        self.writerFactory = writerFactory
+        self.delivery = delivery
+        self.errorAnswerDeadline = errorAnswerDeadline
+        self.progress = progress
+        self.received = request.offset
+        self.written = request.offset
+        self.writer = writer
+        switch delivery {
+        case .queued:
+            let blocks =
+                blocks
+                ?? TransferBlocks(size: Int(min(Int64(Self.blockSize), max(4096, request.rangeEnd - request.offset))))
+            self.blocks = blocks
+            self.freeBlocks = Locked(blocks.buffers)
+        case .inline:
+            self.blocks = nil
+            self.freeBlocks = Locked([])
+        }
+    }
+
+    deinit { writer?.close() }
+
+    /// Prepares for the request of `first...last` (called before the task starts); `stop` cancels that request
+    /// (when its error answer passes its deadline).
+    func begin(
+        first: Int64, last: Int64, continuation: CheckedContinuation<SegmentOutcome, any Error>,
+        stop: @escaping @Sendable () -> Void
+    ) {
+        self.continuation = continuation
+        segmentFirst = first
+        segmentLast = last
+        mode = .undecided
+        errorBody = Data()
+        failure = nil
+        entityTag = nil
+        errorAnswer.withLock { $0.begin(stop: stop) }
+    }
+
+    /// Ends the wait for a request that never started (its fetch was cancelled first).
+    func abandon(throwing error: any Error) {
+        let continuation = self.continuation
+        self.continuation = nil
+        continuation?.resume(throwing: error)
+    }
+
+    /// Starts the file over from byte 0 (after a 200 answered a ranged request). Called between two requests.
+    func restart() throws(KioskError) {
+        let fresh = try writerFactory.open(request.partURL, 0)
+        ioQueue.sync {
+            writer?.close()
+            writer = fresh
+            written = 0
+            if hasher != nil { hasher = SHA256() }
+        }
+        received = 0
+    }
+
+    /// Writes what is left and waits for the I/O queue. Returns the bytes on disk, the hex SHA-256 of the whole part
+    /// file (`nil` without a hasher), and its writer when `keepingOpen` is set (the file is complete: the journal
+    /// fsyncs and closes it); otherwise the file is closed.
+    func finish(keepingOpen: Bool) throws(KioskError) -> (Int64, String?, (any PartFileWriter)?) {
+        submit()  // every taken block goes back (DispatchSemaphore must end at its initial value)
+        let (bytes, digest, kept, error): (Int64, String?, (any PartFileWriter)?, KioskError?) = ioQueue.sync {
+            let error = ioFailure.withLock { $0 }
+            let kept = keepingOpen && error == nil ? writer : nil
+            if kept == nil { writer?.close() }
+            writer = nil
+            return (written, hasher?.finalize().hexString, kept, error)
+        }
+        if let error { throw error }
+        return (bytes, digest, kept)
+    }
+
+    /// Decides what the response is on its first bytes (or at completion for an empty body).
+    private func decide(_ response: URLResponse?) {
+        guard case .undecided = mode else { return }
+        guard let http = response as? HTTPURLResponse else {
+            fail(.invalidResponse("not an HTTP response"))
+            return
+        }
+        entityTag = http.value(forHTTPHeaderField: "ETag")
+        let status = http.statusCode
+        guard status == 200 || status == 206 else {
+            mode = .errorBody(status: status)
+            startErrorAnswerDeadline()
+            return
+        }
+        // An error body must never become content: a JSON answer for a file that is not JSON is refused here;
+        // Content-Length, Content-Range and the SHA-256 check catch the rest.
+        let type = (http.value(forHTTPHeaderField: "Content-Type") ?? "").lowercased()
+        if type.contains("json"), !request.partURL.deletingPathExtension().pathExtension.lowercased().contains("json") {
+            fail(.invalidResponse("a content request was answered with \(type) and status \(status)"))
+            return
+        }
+        if status == 200 {
+            guard segmentFirst == 0, request.rangeEnd == request.expectedLength else {
+                mode = .fileChanged
+                return
+            }
+            // The whole file instead of the first segment (ranges ignored): take it.
+            segmentLast = request.expectedLength - 1
+        } else {
+            let field = http.value(forHTTPHeaderField: "Content-Range") ?? ""
+            guard case .satisfied(let range, let complete)? = ContentRange(parsing: field),
+                range.first == segmentFirst, range.last == segmentLast, complete == request.expectedLength
+            else {
+                fail(
+                    .invalidResponse(
+                        "Content-Range '\(field)' does not match bytes=\(segmentFirst)-\(segmentLast) of \(request.expectedLength)"
+                    ))
+                return
+            }
+        }
+        if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init),
+            length != segmentLast - segmentFirst + 1
+        {
+            fail(.invalidResponse("Content-Length \(length) does not match the requested range"))
+            return
+        }
+        mode = .content
+    }
+
+    /// Ends the current request once its error answer has taken ``errorAnswerDeadline``, unless it ended first.
+    private func startErrorAnswerDeadline() {
+        let request = errorAnswer.withLock { $0.request }
+        let deadline = DispatchTime.now() + errorAnswerDeadline
+        Self.stops.asyncAfter(deadline: deadline) { [weak self] in
+            guard let stop = self?.errorAnswer.withLock({ $0.cut(request: request) }) else { return }
+            stop()
+        }
+    }
+
+    private func fail(_ error: KioskError) {
+        if failure == nil { failure = error }
+        mode = .failed
+    }
+
+    /// Takes one chunk. Returns `false` to cancel the task.
+    func receive(_ data: Data, response: URLResponse?) -> Bool {
+        data.withUnsafeBytes { receive($0, response: response) }
+    }
+
+    /// Takes one chunk. Returns `false` to cancel the task.
+    func receive(_ chunk: UnsafeRawBufferPointer, response: URLResponse?) -> Bool {
+        if case .undecided = mode { decide(response) }
+        switch mode {
+        case .undecided, .failed, .fileChanged:
+            return false
+        case .errorBody(let status):
+            errorBody.append(contentsOf: chunk.prefix(Self.errorBodyLimit - errorBody.count))
+            guard errorBody.count >= Self.errorBodyLimit else { return true }
+            // Enough to read the envelope: the rest is not read. The request is cancelled and ends here, as its
+            // status: swift-corelibs-foundation's URLSession acts on a cancel only once the socket has nothing more
+            // to read, seconds later on a fast body, so the answer does not wait for the task's end.
+            if errorAnswer.withLock({ $0.cut(request: $0.request) }) != nil, let continuation {
+                self.continuation = nil
+                answeredEarly = true
+                continuation.resume(throwing: errorAnswerFailure(status: status, response: response))
+            }
+            return false
+        case .content:
+            break
+        }
+        if let error = ioFailure.withLock({ $0 }) {
+            fail(error)
+            return false
+        }
+        guard received + Int64(chunk.count) <= segmentLast + 1 else {
+            fail(.invalidResponse("the server sent more bytes than were asked for"))
+            return false
+        }
+        switch delivery {
+        case .inline:
+            take(chunk)
+            if let error = ioFailure.withLock({ $0 }) {
+                fail(error)
+                return false
+            }
+        case .queued:
+            enqueue(chunk)
+        }
+        received += Int64(chunk.count)
+        let now = DispatchTime.now().uptimeNanoseconds
+        if now &- lastProgress >= 50_000_000 {
+            lastProgress = now
+            progress(received)
+        }
+        return true
+    }
+
+    /// Copies `chunk` into blocks, handing each full one to the I/O queue.
+    private func enqueue(_ chunk: UnsafeRawBufferPointer) {
+        var rest = chunk
+        while !rest.isEmpty {
+            if current == nil {
+                available.wait()
+                current = freeBlocks.withLock { $0.removeLast() }
+                filled = 0
+            }
+            let block = current!
+            let take = min(rest.count, block.count - filled)
+            (block.baseAddress! + filled).copyMemory(from: rest.baseAddress!, byteCount: take)
+            filled += take
+            rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+            if filled == block.count { submit() }
+        }
+    }
+
+    /// Hands the current block to the I/O queue: write and hash it concurrently, then free it.
+    private func submit() {
+        guard let current else { return }
+        let block = Block(buffer: current)
+        let count = filled
+        self.current = nil
+        filled = 0
+        ioQueue.async { [self] in
+            defer {
+                freeBlocks.withLock { $0.append(block.buffer) }
+                available.signal()
+            }
+            take(UnsafeRawBufferPointer(rebasing: block.buffer[0..<count]))
+        }
+    }
+
+    /// Writes `bytes` and hashes them, unless an earlier piece failed; a failure is kept in `ioFailure`. Queued
+    /// blocks of 64 KiB and more are written and hashed at the same time, on two threads; inline pieces one after
+    /// the other, on the delivering thread (each connection has its own, so nothing is handed off).
+    private func take(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty, ioFailure.withLock({ $0 }) == nil, let writer else { return }
+        guard let runningHash = hasher else {
+            // The writer verifies the bytes itself: write only.
+            do throws(KioskError) {
+                try writer.write(bytes)
+                written += Int64(bytes.count)
+            } catch {
+                ioFailure.withLock { $0 = error }
+            }
+            return
+        }
+        let step = BlockStep(hasher: runningHash)
+        let piece = Piece(bytes: bytes)
+        let work: @Sendable (Int) -> Void = { index in
+            if index == 0, let writer = self.writer {
+                do { try writer.write(piece.bytes) } catch {
+                    step.writeError = (error as? KioskError) ?? .fileSystem(path: "part", underlying: "\(error)")
+                }
+            } else {
+                step.hasher.update(bufferPointer: piece.bytes)
+            }
+        }
+        // Below 64 KiB, handing half the work to another thread costs more than it saves (small files).
+        if delivery == .inline || bytes.count < Self.parallelBlockMinimum {
+            work(0)
+            work(1)
+        } else {
+            DispatchQueue.concurrentPerform(iterations: 2, execute: work)
+        }
+        if let writeError = step.writeError {
+            ioFailure.withLock { $0 = writeError }
+            return
+        }
+        hasher = step.hasher
+        written += Int64(bytes.count)
+    }
+
+    /// The error an error answer of `status` stands for, from the body kept and the response's `Retry-After`.
+    private func errorAnswerFailure(status: Int, response: URLResponse?) -> KioskError {
+        let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After")
+        return KioskError.fromResponse(
+            status: status, body: errorBody, retryAfter: RetryAfter.seconds(from: retryAfter))
+    }
+
+    /// The request ended.
+    func complete(response: URLResponse?, error: (any Error)?) {
+        // An error answer cut at its limit or deadline ended as its status, not as the cancellation that cut it.
+        let error = errorAnswer.withLock { $0.end() } ? nil : error
+        guard !answeredEarly else {
+            // Cut at its limit: answered already.
+            answeredEarly = false
+            return
+        }
+        if error == nil { decide(response) }
+        let continuation = self.continuation
+        self.continuation = nil
+        progress(received)
+        guard let continuation else { return }
+        if case .fileChanged = mode {
+            continuation.resume(returning: .fileChanged)
+            return
+        }
+        if failure == nil, let ioError = ioFailure.withLock({ $0 }) { failure = ioError }
+        if let failure {
+            continuation.resume(throwing: failure)
+            return
+        }
+        if let error {
+            if let urlError = error as? URLError, urlError.code == .cancelled {
+                continuation.resume(throwing: CancellationError())
+            } else {
+                continuation.resume(throwing: APIClient.networkError(error))
+            }
+            return
+        }
+        switch mode {
+        case .errorBody(let status):
+            continuation.resume(throwing: errorAnswerFailure(status: status, response: response))
+        case .content:
+            guard received == segmentLast + 1 else {
+                continuation.resume(
+                    throwing: KioskError.network(
+                        code: URLError.networkConnectionLost.rawValue,
+                        underlying: "the connection ended after \(received) of \(request.expectedLength) bytes"))
+                return
+            }
+            continuation.resume(returning: .received(entityTag: entityTag))
+        case .undecided, .failed, .fileChanged:
+            continuation.resume(throwing: KioskError.invalidResponse("no usable answer"))
+        }
+    }
+}
+
+/// The error answer of a ``TransferHandler``'s current request: whether it was cut (its body read as far as it is
+/// kept, or its deadline passed), and how to stop the request. The delivering thread and the deadline's timer share
+/// it; requests are numbered so that a late timer cannot cut the next one.
+struct ErrorAnswer {
+    /// The number of the current request.
+    private(set) var request = 0
+    private var stop: (@Sendable () -> Void)?
+    private var isCut = false
+
+    /// A new request, stopped by `stop`.
+    mutating func begin(stop: @escaping @Sendable () -> Void) {
+        request += 1
+        self.stop = stop
+        isCut = false
+    }
+
+    /// Cuts the answer of request `number` if it is the current one and still going: returns how to stop it (once).
+    mutating func cut(request number: Int) -> (@Sendable () -> Void)? {
+        guard number == request, let stop, !isCut else { return nil }
+        isCut = true
+        return stop
+    }
+
+    /// The request ended: whether its answer was cut.
+    mutating func end() -> Bool {
+        defer {
+            stop = nil
+            isCut = false
+        }
+        return isCut
+    }
+}
+
+/// The ``TransferHandler/blockCount`` buffers of a transfer. A transfer that is over (its fetch returned or threw)
+/// has given every block back, so the next transfer of the same lane may take them: the chunks of a file reuse their
+/// lane's blocks instead of allocating (and giving back to malloc's per-thread arenas) a megabyte per chunk.
+///
+/// `@unchecked Sendable`: the buffers are used by one transfer at a time (see ``TransferHandler``).
+final class TransferBlocks: @unchecked Sendable {
+    let buffers: [UnsafeMutableRawBufferPointer]
+
+    init(size: Int) {
+        buffers = (0..<TransferHandler.blockCount).map { _ in
+            UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
+        }
+    }
+
+    deinit { for buffer in buffers { buffer.deallocate() } }
+}
+
+/// The two results of processing one block in parallel. `@unchecked Sendable`: each field is written by exactly
+/// one of the two `concurrentPerform` iterations and read after both have finished.
+private final class BlockStep: @unchecked Sendable {
+    var hasher: SHA256
+    var writeError: KioskError?
+
+    init(hasher: SHA256) { self.hasher = hasher }
+}
+
+/// A block handed from the delegate queue to the I/O queue. `@unchecked Sendable`: exactly one queue owns a
+/// block at a time; ownership passes through the free list and its semaphore.
+private struct Block: @unchecked Sendable {
+    let buffer: UnsafeMutableRawBufferPointer
+}
+
+/// Bytes written and hashed on two threads at once. `@unchecked Sendable`: both only read them, and their owner
+/// waits for both before the memory is reused.
+private struct Piece: @unchecked Sendable {
+    let bytes: UnsafeRawBufferPointer
+}
