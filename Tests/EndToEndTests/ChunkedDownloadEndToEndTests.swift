@@ -32,12 +32,11 @@ struct ChunkedDownloadEndToEndTests {
     func makeClient(
         _ url: URL, root: URL, writer: FileWriterFactory = .posix, fileSystem: (any KioskFileSystem)? = nil
     ) async throws -> KioskClient {
-        var configuration = KioskClient.Configuration()
-        configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
-        configuration.fileWriterFactory = writer
-        configuration.maxConnectionsPerFile = 4
-        if let fileSystem { configuration.fileSystem = fileSystem }
-        return try await KioskClient(serverURL: url, cacheRoot: root, configuration: configuration)
+        try await KioskKitTestSupport.makeClient(url, root: root) {
+            $0.fileWriterFactory = writer
+            $0.maxConnectionsPerFile = 4
+            if let fileSystem { $0.fileSystem = fileSystem }
+        }
     }
 
     @Test func parallelRangesGiveTheExactBytes() async throws {

@@ -30,7 +30,7 @@ struct EnsureInstalledTests {
         let hashes = try await Support.publish(Self.product, version: "1.0", files: files, on: server)
         let purchase = try await server.buy(Self.product)
         var configuration = KioskClient.Configuration()
-        configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
+        configuration.retryPolicy = KioskKitTestSupport.quickRetries
         configuration.fileWriterFactory = TestWriter.factory(pace: delay.map(WritePace.init) ?? pace, disk: disk)
         if let disk { configuration.availableSpace = { _ in disk.available } }
         let client = try await KioskClient(

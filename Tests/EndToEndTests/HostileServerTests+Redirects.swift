@@ -87,7 +87,7 @@ extension HostileServerTests {
             defer { front.stop() }
 
             var configuration = KioskClient.Configuration()
-            configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
+            configuration.retryPolicy = KioskKitTestSupport.quickRetries
             if urlSession { configuration.sessionConfiguration = .ephemeral }
             let client = try await KioskClient(serverURL: front.baseURL, cacheRoot: root, configuration: configuration)
             let content = try await client.update(productID: UpdateEndToEndTests.product, proof: proof)

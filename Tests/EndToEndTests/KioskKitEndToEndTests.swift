@@ -17,12 +17,10 @@ struct KioskKitEndToEndTests {
     func makeClient(_ server: TestServer, root: URL? = nil,
                     writer: FileWriterFactory = .posix,
                     fileSystem: (any KioskFileSystem)? = nil) async throws -> KioskClient {
-        var configuration = KioskClient.Configuration()
-        configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
-        configuration.fileWriterFactory = writer
-        if let fileSystem { configuration.fileSystem = fileSystem }
-        return try await KioskClient(
-            serverURL: server.baseURL, cacheRoot: root ?? server.makeScratchDirectory(), configuration: configuration)
+        try await KioskKitTestSupport.makeClient(server.baseURL, root: root ?? server.makeScratchDirectory()) {
+            $0.fileWriterFactory = writer
+            if let fileSystem { $0.fileSystem = fileSystem }
+        }
     }
 
     /// Publishes a multi-file product of `files` × `mebibytes` MiB.

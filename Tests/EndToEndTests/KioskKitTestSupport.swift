@@ -12,6 +12,19 @@ enum KioskKitTestSupport {
         var description: String { "timed out waiting for \(what)" }
     }
 
+    /// The retry policy of the tests' clients: quick, so that a test's retries take moments.
+    static let quickRetries = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
+
+    /// A client of `serverURL` on the cache root `root`, with ``quickRetries`` and what `configure` sets.
+    static func makeClient(
+        _ serverURL: URL, root: URL, configure: (inout KioskClient.Configuration) -> Void = { _ in }
+    ) async throws -> KioskClient {
+        var configuration = KioskClient.Configuration()
+        configuration.retryPolicy = quickRetries
+        configure(&configuration)
+        return try await KioskClient(serverURL: serverURL, cacheRoot: root, configuration: configuration)
+    }
+
     /// Polls `condition` every 20 ms until it holds.
     static func eventually(_ what: String, timeout: Double = 60,
                            _ condition: () async throws -> Bool) async throws {

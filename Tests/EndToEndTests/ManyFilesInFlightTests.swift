@@ -23,12 +23,10 @@ struct ManyFilesInFlightTests {
     }
 
     func makeClient(_ server: TestServer, writers: ObservedWriters, connections: Int) async throws -> KioskClient {
-        var configuration = KioskClient.Configuration()
-        configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
-        configuration.fileWriterFactory = writers.factory
-        configuration.maximumConnections = connections
-        return try await KioskClient(
-            serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(), configuration: configuration)
+        try await KioskKitTestSupport.makeClient(server.baseURL, root: server.makeScratchDirectory()) {
+            $0.fileWriterFactory = writers.factory
+            $0.maximumConnections = connections
+        }
     }
 
     @Test func twoThousandSmallFilesAreFetchedSeveralAtATimeWithinTheBudget() async throws {

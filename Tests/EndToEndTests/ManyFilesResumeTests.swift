@@ -114,7 +114,7 @@ struct ManyFilesResumeTests {
             let hashes = try await ManyFilesTests().publish(server, count: Self.fileCount, size: 512)
             let purchase = try await server.buy(Self.product)
             var configuration = KioskClient.Configuration()
-            configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
+            configuration.retryPolicy = KioskKitTestSupport.quickRetries
             let client = try await KioskClient(
                 serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(), configuration: configuration)
             try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)

@@ -30,11 +30,9 @@ struct ManyFilesTests {
     func makeClient(_ server: TestServer, fileSystem: CountingFileSystem, root: URL? = nil) async throws
         -> KioskClient
     {
-        var configuration = KioskClient.Configuration()
-        configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
-        configuration.fileSystem = fileSystem
-        return try await KioskClient(
-            serverURL: server.baseURL, cacheRoot: root ?? server.makeScratchDirectory(), configuration: configuration)
+        try await KioskKitTestSupport.makeClient(server.baseURL, root: root ?? server.makeScratchDirectory()) {
+            $0.fileSystem = fileSystem
+        }
     }
 
     /// Downloads a product of `count` files and returns the file-system calls the client made.

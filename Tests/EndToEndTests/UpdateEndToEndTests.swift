@@ -147,16 +147,15 @@ struct UpdateEndToEndTests {
         _ url: URL, root: URL, writer: FileWriterFactory = .posix, availableSpace: (@Sendable (URL) -> Int64?)? = nil,
         sparingFaults: Bool = false
     ) async throws -> KioskClient {
-        var configuration = KioskClient.Configuration()
-        if sparingFaults {
-            let session = URLSessionConfiguration.ephemeral
-            session.httpAdditionalHeaders = ["Kiosk-Fault": "none"]
-            configuration.sessionConfiguration = session
+        try await KioskKitTestSupport.makeClient(url, root: root) {
+            if sparingFaults {
+                let session = URLSessionConfiguration.ephemeral
+                session.httpAdditionalHeaders = ["Kiosk-Fault": "none"]
+                $0.sessionConfiguration = session
+            }
+            $0.fileWriterFactory = writer
+            if let availableSpace { $0.availableSpace = availableSpace }
         }
-        configuration.retryPolicy = RetryPolicy(baseDelay: 0.05, maximumDelay: 0.5, maximumAttempts: 5)
-        configuration.fileWriterFactory = writer
-        if let availableSpace { configuration.availableSpace = availableSpace }
-        return try await KioskClient(serverURL: url, cacheRoot: root, configuration: configuration)
     }
 
     /// The files of a version folder, by path.

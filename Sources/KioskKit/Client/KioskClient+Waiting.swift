@@ -22,11 +22,7 @@ extension KioskClient {
     public func waitUntilInstalled(productID: String) async throws -> InstalledContent {
         try ensureOpen()
         reconcileInstalled()
-        switch await waitForInstall(of: productID) {
-        case .some(.success(let content)): return content
-        case .some(.failure(let error)): throw error
-        case .none: throw KioskError.waitCancelled(productID: productID)
-        }
+        return try await awaitInstall(of: productID)
     }
 
     /// Makes sure a product's content is installed, like `NSBundleResourceRequest` and AssetPackManager's
@@ -55,11 +51,7 @@ extension KioskClient {
         reconcileInstalled()
         if let content = coordinator.installed[productID] { return content }
         try enqueue(productID: productID, proof: proof, priority: priority)
-        switch await waitForInstall(of: productID) {
-        case .some(.success(let content)): return content
-        case .some(.failure(let error)): throw error
-        case .none: throw .waitCancelled(productID: productID)
-        }
+        return try await awaitInstall(of: productID)
     }
 
     /// Brings an installed product to the version the server serves now, and returns the installed content (the same
@@ -83,6 +75,13 @@ extension KioskClient {
         try enqueue(
             productID: productID, proof: proof, priority: priority, keepingPrevious: keepingPrevious,
             askingTheServer: true)
+        return try await awaitInstall(of: productID)
+    }
+
+    /// The product's content once installed; throws what ends the wait first (see
+    /// ``DownloadCoordinator/installWait(for:)``), ``KioskError/waitCancelled(productID:)`` when the calling task
+    /// is cancelled.
+    func awaitInstall(of productID: String) async throws(KioskError) -> InstalledContent {
         switch await waitForInstall(of: productID) {
         case .some(.success(let content)): return content
         case .some(.failure(let error)): throw error
@@ -92,7 +91,7 @@ extension KioskClient {
 
     /// Waits until the product is installed or nothing more happens without the app (see
     /// ``DownloadCoordinator/installWait(for:)``); `nil` when the calling task is cancelled.
-    func waitForInstall(of productID: String) async -> Result<InstalledContent, KioskError>? {
+    private func waitForInstall(of productID: String) async -> Result<InstalledContent, KioskError>? {
         switch coordinator.installWait(for: productID) {
         case .installed(let content): return .success(content)
         case .fail(let error): return .failure(error)
