@@ -115,19 +115,7 @@ struct PurgedFilesTests {
     @Test func kioskGetFetchesAFilePurgedFromInstalledContentAgainAlone() async throws {
         try await TestServer.with { server in
             let (root, receipt, files, hashes) = try await Self.purgedInstall(on: server)
-            let before = try await Support.settledBytesSent(server)
-            let outcome = try await ChildProcess.runKiosk(
-                [
-                    "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache",
-                    root.path,
-                ],
-                input: Data(receipt.utf8))
-            #expect(outcome.exitStatus == 0, "\(outcome)")
-            let folder = CacheLayout(root: root).content(productID: Self.product, version: "1.0")
-            for (path, hash) in hashes {
-                #expect(try Support.sha256(of: folder.appendingPathComponent(path)) == hash, "\(path)")
-            }
-            let sent = try await Support.settledBytesSent(server) - before
+            let sent = try await Self.kioskGet(on: server, root: root, receipt: receipt, hashes: hashes)
             #expect(sent == Int64(files["Contents/b.bin"]!.count), "sent \(sent)")
         }
     }
@@ -135,20 +123,28 @@ struct PurgedFilesTests {
     @Test func kioskGetFetchesAPurgedStagedFileAgainAlone() async throws {
         try await TestServer.with { server in
             let (root, receipt, files, hashes) = try await Self.interruptedDownload(on: server)
-            let before = try await Support.settledBytesSent(server)
-            let outcome = try await ChildProcess.runKiosk(
-                [
-                    "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache",
-                    root.path,
-                ],
-                input: Data(receipt.utf8))
-            #expect(outcome.exitStatus == 0, "\(outcome)")
-            let folder = CacheLayout(root: root).content(productID: Self.product, version: "1.0")
-            for (path, hash) in hashes {
-                #expect(try Support.sha256(of: folder.appendingPathComponent(path)) == hash, "\(path)")
-            }
-            let sent = try await Support.settledBytesSent(server) - before
+            let sent = try await Self.kioskGet(on: server, root: root, receipt: receipt, hashes: hashes)
             #expect(sent == Int64(files["Contents/b.bin"]!.count + files["Contents/c.bin"]!.count), "sent \(sent)")
         }
+    }
+
+    /// Runs `kiosk get` of the product on `root`, checks that it installs `hashes`, and returns the content bytes
+    /// the server sent meanwhile.
+    static func kioskGet(on server: TestServer, root: URL, receipt: String, hashes: [String: String]) async throws
+        -> Int64
+    {
+        let before = try await Support.settledBytesSent(server)
+        let outcome = try await ChildProcess.runKiosk(
+            [
+                "get", Self.product, "--receipt", "-", "--server", server.baseURL.absoluteString, "--cache",
+                root.path,
+            ],
+            input: Data(receipt.utf8))
+        #expect(outcome.exitStatus == 0, "\(outcome)")
+        let folder = CacheLayout(root: root).content(productID: Self.product, version: "1.0")
+        for (path, hash) in hashes {
+            #expect(try Support.sha256(of: folder.appendingPathComponent(path)) == hash, "\(path)")
+        }
+        return try await Support.settledBytesSent(server) - before
     }
 }

@@ -151,7 +151,9 @@ public actor KioskClient {
         catalogMirror = CatalogMirror.load(from: layout.catalogMirror, fileSystem: fileSystem)
         reconcileInstalled()
         removeOrphanedStaging()
-        if !coordinator.downloads.isEmpty || !coordinator.journalSnapshot.installed.isEmpty || recovery != .fresh {
+        if !coordinator.downloads.isEmpty || !coordinator.installed.isEmpty || !coordinator.damaged.isEmpty
+            || recovery != .fresh
+        {
             // One compaction per launch: recovery's changes, a torn log tail or a format 1 journal become a fresh
             // snapshot and an empty log.
             try? journal.replace(with: coordinator.journalSnapshot)

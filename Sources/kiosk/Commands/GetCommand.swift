@@ -24,7 +24,9 @@ struct GetCommand: AsyncParsableCommand {
             printed on standard output.
 
             Ctrl-C pauses the download and saves its state in the cache's journal; running the same command \
-            again resumes from the bytes already on disk.
+            again resumes from the bytes already on disk. When the server cannot be reached, the command says so \
+            and waits, asking the server now and then whether it is back (1 s doubling up to 60 s), then goes on \
+            by itself. Files purged from the cache (staged or installed) are fetched again alone.
 
             For a product already installed, the same command brings it to the version the server serves now: \
             files whose SHA-256 is unchanged are copied (cloned where the file system can), the chunks of \
@@ -46,7 +48,7 @@ struct GetCommand: AsyncParsableCommand {
             Exit codes:
               0    the content is installed (its path is printed)
               3    not entitled: the receipt was refused or does not include this product
-              1    any other failure (network, integrity, disk full, bad arguments)
+              1    any other failure (a server error that retries did not fix, integrity, disk full, bad arguments)
               130  interrupted with Ctrl-C: paused, run again to resume
             """
     )

@@ -6,9 +6,23 @@ import KioskCore
 protocol LoopbackKioskServer: Sendable {
     /// The bound port on 127.0.0.1.
     var port: Int { get }
+    /// Stops the server and removes its folders.
+    func stop() async
 }
 
 extension LoopbackKioskServer {
+    /// Runs `body` against this server, then stops it, whether `body` returns or throws.
+    func serving<T>(_ body: (Self) async throws -> T) async throws -> T {
+        do {
+            let result = try await body(self)
+            await stop()
+            return result
+        } catch {
+            await stop()
+            throw error
+        }
+    }
+
     /// Sends a raw HTTP/1.1 request to the server.
     func send(
         _ method: String, _ target: String, headers: [(String, String)] = [], body: Data? = nil

@@ -27,15 +27,8 @@ final class ServeProcess: LoopbackKioskServer {
         arguments: [String] = [], environment: [String: String] = [:],
         prepareContent: (URL) throws -> Void = { _ in }, _ body: (ServeProcess) async throws -> T
     ) async throws -> T {
-        let server = try await start(arguments: arguments, environment: environment, prepareContent: prepareContent)
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await start(arguments: arguments, environment: environment, prepareContent: prepareContent)
+            .serving(body)
     }
 
     private static func start(

@@ -96,15 +96,7 @@ final class TestServer: LoopbackKioskServer {
         content: URL? = nil, logger: Logger? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
         _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        let server = try await start(content: content, logger: logger, configure: configure)
-        do {
-            let result = try await body(server)
-            await server.stop()
-            return result
-        } catch {
-            await server.stop()
-            throw error
-        }
+        try await start(content: content, logger: logger, configure: configure).serving(body)
     }
 
     /// Stops the server gracefully and removes its folders. A graceful shutdown rather than a cancellation: cancelling
