@@ -25,6 +25,9 @@ struct MockExecutor {
             case .renewGrant(let id, let work):
                 running.insert(id)
                 log.append("renew \(work.productID)")
+            case .install(let id, let productID, let grant):
+                running.insert(id)
+                log.append("install \(productID) \(grant.contentVersion)")
             case .stopTransfer(let id):
                 running.remove(id)
                 log.append("stop \(name(id))")
@@ -74,6 +77,26 @@ struct MockExecutor {
     }
 
     func name(_ id: DownloadID) -> String { coordinator.downloads[id]?.productID ?? "?" }
+
+    /// The transfer of `id` ends with every file of a grant for `version` staged: the download is verified and its
+    /// content moved into place (``DownloadCoordinator/installEnded(_:_:)`` is the caller's). Returns the log lines
+    /// of the end of the transfer.
+    @discardableResult
+    mutating func stage(_ id: DownloadID, version: String = "1.0") -> [String] {
+        let productID = name(id)
+        let grant = Grant(
+            productID: productID, contentVersion: version, totalLength: 10, expiresAt: Date().addingTimeInterval(600),
+            token: "t", files: [])
+        run(coordinator.checkpoint(id, [.grant(grant, receivedAt: Date())]).1)
+        return event { $0.transferEnded(id, .success(.staged), now: DownloadCoordinatorTests.now) }
+    }
+
+    /// Stages `content` and moves it into place; returns the log lines of the install's end.
+    @discardableResult
+    mutating func install(_ id: DownloadID, _ content: InstalledContent) -> [String] {
+        stage(id, version: content.version)
+        return event { $0.installEnded(id, .success(content)) }
+    }
 
     static func describe(_ entry: JournalEntry) -> String {
         switch entry {
@@ -128,10 +151,8 @@ struct DownloadCoordinatorTests {
                 "journal created p1", "state p1 waiting", "journal state active 0", "state p1 active", "start p1",
                 "journal created p2", "state p2 waiting",
             ])
-        let (accepted, verifying) = executor.coordinator.transferCompleted(first)
-        #expect(accepted)
-        executor.run(verifying)
-        let lines = executor.event { $0.transferEnded(first, .success(content("p1")), now: Self.now) }
+        #expect(executor.stage(first) == ["journal state verifying 0", "state p1 verifying", "install p1 1.0"])
+        let lines = executor.event { $0.installEnded(first, .success(content("p1"))) }
         #expect(
             lines == [
                 "marker p1", "journal installed p1 1.0", "journal state finished 0", "state p1 finished", "sync",
@@ -147,7 +168,7 @@ struct DownloadCoordinatorTests {
         let lines = executor.event { $0.pause(first, reason: .user) }
         #expect(
             lines == [
-                "journal state paused 0", "state p1 paused", "disarm p1", "stop p1", "journal state active 0",
+                "journal state paused 0", "state p1 paused", "stop p1", "journal state active 0",
                 "state p2 active", "start p2",
             ])
         #expect(executor.running.map(executor.name) == ["p2"])
@@ -162,7 +183,8 @@ struct DownloadCoordinatorTests {
         let due = executor.event { $0.retryDue(id) }
         #expect(
             due == [
-                "journal state waiting 1", "state p1 waiting", "journal state active 1", "state p1 active", "start p1",
+                "journal state waiting 1", "state p1 waiting", "disarm p1", "journal state active 1", "state p1 active",
+                "start p1",
             ])
         // Bytes that grow are progress: the attempt count starts over (journaled), and an event goes out.
         let epoch = ContinuousClock.now
@@ -203,8 +225,8 @@ struct DownloadCoordinatorTests {
         let back = executor.event { $0.networkProbed(second, reachable: true, now: Self.now) }
         #expect(
             back == [
-                "disarm p1", "journal state waiting 1", "state p1 waiting", "disarm p2", "journal state waiting 1",
-                "state p2 waiting", "journal state active 1", "state p1 active", "start p1",
+                "journal state waiting 1", "state p1 waiting", "disarm p1", "journal state waiting 1",
+                "state p2 waiting", "disarm p2", "journal state active 1", "state p1 active", "start p1",
                 "journal state active 1", "state p2 active", "start p2",
             ])
     }
@@ -213,24 +235,7 @@ struct DownloadCoordinatorTests {
 
     /// The transfer of `id` ends because it needs a new grant.
     func grantNeeded(_ reason: GrantNeed, _ id: DownloadID, _ executor: inout MockExecutor) -> [String] {
-        executor.event { $0.transferEnded(id, .failure(EngineSignal.needsNewGrant(reason: reason)), now: Self.now) }
-    }
-
-    /// A hash mismatch of `path` (of its chunk `chunk`, if given): the verdict and the log lines.
-    func integrityFailed(_ path: String, chunk: Int? = nil, _ id: DownloadID, _ executor: inout MockExecutor)
-        -> (IntegrityVerdict, [String])
-    {
-        var verdict = IntegrityVerdict.stop
-        let lines = executor.event { coordinator in
-            let (decided, actions) = coordinator.integrityFailed(
-                id,
-                IntegrityFailure(
-                    path: path, chunk: chunk, expectedSHA256: String(repeating: "a", count: 64),
-                    actualSHA256: String(repeating: "b", count: 64)))
-            verdict = decided
-            return actions
-        }
-        return (verdict, lines)
+        executor.event { $0.transferEnded(id, .success(.needsNewGrant(reason)), now: Self.now) }
     }
 
     @Test func grantRenewalsWithoutAVerifiedFileExhaustAfterTheLimitThenFailTheTransfer() {
@@ -277,59 +282,51 @@ struct DownloadCoordinatorTests {
         #expect(executor.coordinator.downloads[id]?.state == .paused(.user))
     }
 
+    /// The engine counts hash failures (``IntegrityCounts``) and journals a file's count through a checkpoint: it is
+    /// journaled and kept for the next transfer, and it is not progress (the attempt count stays).
     @Test func aFileThatFailsItsHashIsRenewedOnceThenIsAnIntegrityErrorNamingIt() {
         var executor = executor()
         let id = executor.enqueue("p1")
-        let (first, firstLines) = integrityFailed("Contents/a.bin", id, &executor)
-        #expect(first == .retry)
-        #expect(firstLines == ["journal failures"])
+        _ = executor.event { $0.transferEnded(id, .failure(busy), now: Self.now) }
+        _ = executor.event { $0.retryDue(id) }
+        let counted = executor.event { $0.checkpoint(id, [.integrityFailures(path: "Contents/a.bin", count: 1)]).1 }
+        #expect(counted.isEmpty)  // the journal line is the executor's (with the checkpoint's files)
+        #expect(executor.coordinator.downloads[id]?.machine.attempt == 1)
         // The engine then ends the run for a new grant (the file may have changed on the server).
         var renewedWork: DownloadWork?
         let lines = executor.event { coordinator in
             let actions = coordinator.transferEnded(
-                id, .failure(EngineSignal.needsNewGrant(reason: .contentMismatch(path: "Contents/a.bin"))),
-                now: Self.now)
+                id, .success(.needsNewGrant(.contentMismatch(path: "Contents/a.bin"))), now: Self.now)
             for case .renewGrant(_, let work) in actions { renewedWork = work }
             return actions
         }
         #expect(lines == ["renew p1"])
         #expect(renewedWork?.integrityFailures["Contents/a.bin"] == 1)
-        // The second mismatch of the file: an integrity error naming it; its count starts over for a resume.
-        let (second, _) = integrityFailed("Contents/a.bin", id, &executor)
-        guard case .fail(let error) = second, case .integrity(let productID, let path, _, _) = error else {
-            Issue.record("expected an integrity error, got \(second)")
-            return
-        }
-        #expect(productID == "p1" && path == "Contents/a.bin")
-        #expect(executor.coordinator.downloads[id]?.record.integrityFailures["Contents/a.bin"] == 0)
+        // The second mismatch of the file: an integrity error naming it ends the transfer, and fails the download.
+        let error = KioskError.integrity(
+            productID: "p1", path: "Contents/a.bin", expectedSHA256: "00", actualSHA256: "11")
         let failed = executor.event { $0.transferEnded(id, .failure(error), now: Self.now) }
-        #expect(failed == ["journal state failed 0", "state p1 failed", "waiters p1 integrity"])
+        #expect(failed == ["journal state failed 1", "state p1 failed", "waiters p1 integrity"])
     }
 
-    @Test func aChunkThatFailsItsHashTwiceIsAnIntegrityErrorAndANewTransferStartsChunksOver() {
-        var executor = executor()
-        let id = executor.enqueue("p1")
-        #expect(integrityFailed("a.bin", chunk: 3, id, &executor) == (.retry, []))  // not journaled
-        #expect(integrityFailed("a.bin", chunk: 4, id, &executor).0 == .retry)  // another chunk: its own count
-        #expect(integrityFailed("b.bin", chunk: 3, id, &executor).0 == .retry)  // another file: its own count
-        guard case .fail(.integrity(_, let path, _, _)) = integrityFailed("a.bin", chunk: 3, id, &executor).0 else {
-            Issue.record("the second failure of chunk 3 is not an integrity error")
-            return
+    /// A transfer that ends after its download was paused or cancelled (the stop was asked for; the task had not
+    /// seen it yet) changes nothing, however it ended.
+    @Test(arguments: [
+        Result<TransferOutcome, any Error>.success(.staged),
+        .success(.needsNewGrant(.contentMismatch(path: "a.bin"))),
+        .failure(KioskError.server(status: 503, code: "server_error", message: "Busy.", retryAfter: nil)),
+        .failure(CancellationError()),
+    ])
+    func aTransferThatEndsAfterAPauseOrACancelChangesNothing(_ result: Result<TransferOutcome, any Error>) {
+        for cancels in [false, true] {
+            var executor = executor()
+            let id = executor.enqueue("p1")
+            let stop = executor.event { cancels ? $0.cancel(id) : $0.pause(id, reason: .user) }
+            #expect(stop.contains("stop p1"))
+            let state = executor.coordinator.downloads[id]?.state
+            #expect(executor.event { $0.transferEnded(id, result, now: Self.now) }.isEmpty)
+            #expect(executor.coordinator.downloads[id]?.state == state)
         }
-        #expect(path == "a.bin")
-        // A transfer restarted with a new grant fetches every chunk afresh: one retry each again.
-        #expect(grantNeeded(.refused(expired), id, &executor) == ["renew p1"])
-        #expect(integrityFailed("a.bin", chunk: 4, id, &executor).0 == .retry)
-        // The file's own (journaled) count is not touched by its chunks.
-        #expect(executor.coordinator.downloads[id]?.record.integrityFailures["a.bin"] == nil)
-    }
-
-    @Test func anIntegrityFailureOfADownloadNoLongerActiveStopsIt() {
-        var executor = executor()
-        let id = executor.enqueue("p1")
-        _ = executor.event { $0.pause(id, reason: .user) }
-        #expect(integrityFailed("a.bin", id, &executor) == (.stop, []))
-        #expect(integrityFailed("a.bin", chunk: 0, id, &executor) == (.stop, []))
     }
 
     @Test func progressEventsAreThrottledAndLateSamplesDropped() {
@@ -366,7 +363,7 @@ struct DownloadCoordinatorTests {
         let lines = executor.event { $0.cancel(id) }
         #expect(
             lines == [
-                "journal state cancelled 0", "state p1 cancelled", "disarm p1", "stop p1", "delete staging p1",
+                "journal state cancelled 0", "state p1 cancelled", "stop p1", "delete staging p1",
                 "journal grant none", "waiters p1 cancelled",
             ])
         let (late, actions) = executor.coordinator.checkpoint(id, [.verified(path: "a.bin")])
@@ -399,14 +396,34 @@ struct DownloadCoordinatorTests {
         #expect(executor.coordinator.downloads[id]?.state == .paused(.user))
     }
 
-    @Test func aFailedVerificationFailsTheDownload() {
+    @Test func aFailedInstallFailsTheDownload() {
         var executor = executor()
         let id = executor.enqueue("p1")
-        executor.run(executor.coordinator.transferCompleted(id).1)
-        let integrity = KioskError.integrity(
-            productID: "p1", path: "a.bin", expectedSHA256: "00", actualSHA256: "11")
-        let lines = executor.event { $0.transferEnded(id, .failure(integrity), now: Self.now) }
-        #expect(lines == ["journal state failed 0", "state p1 failed", "waiters p1 integrity"])
+        executor.stage(id)
+        let vanished = KioskError.fileSystem(path: "a.bin", underlying: "the verified file vanished before install")
+        let lines = executor.event { $0.installEnded(id, .failure(vanished)) }
+        #expect(lines == ["journal state failed 0", "state p1 failed", "waiters p1 file_system"])
+    }
+
+    @Test func contentMovedIntoPlaceAfterACancelIsDeleted() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        executor.stage(id)
+        #expect(executor.event { $0.cancel(id) }.contains("stop p1"))
+        let lines = executor.event { $0.installEnded(id, .success(content("p1"))) }
+        #expect(lines == ["delete content p1 1.0"])
+        #expect(executor.coordinator.installed["p1"] == nil)
+    }
+
+    @Test func contentFoundInstalledAndCurrentFinishesTheDownloadWithoutAnInstall() {
+        var executor = executor()
+        let id = executor.enqueue("p1")
+        let lines = executor.event { $0.transferEnded(id, .success(.alreadyInstalled(content("p1"))), now: Self.now) }
+        #expect(
+            lines == [
+                "marker p1", "journal installed p1 1.0", "journal state finished 0", "state p1 finished", "sync",
+                "installed p1", "waiters p1 ok",
+            ])
     }
 
     @Test func aRelaunchRestartsWhatWasRunningAndKeepsWhatWasPaused() {
@@ -429,8 +446,7 @@ struct DownloadCoordinatorTests {
     @Test func vanishedContentForgetsItsFinishedDownload() {
         var executor = executor()
         let id = executor.enqueue("p1")
-        executor.run(executor.coordinator.transferCompleted(id).1)
-        executor.run(executor.coordinator.transferEnded(id, .success(content("p1")), now: Self.now))
+        executor.install(id, content("p1"))
         let lines = executor.event { $0.contentVanished([content("p1")], partial: []) }
         #expect(lines == ["journal removed p1", "journal forgotten", "removed p1"])
         #expect(executor.coordinator.downloads.isEmpty && executor.coordinator.installed.isEmpty)
@@ -439,11 +455,10 @@ struct DownloadCoordinatorTests {
     @Test func aNewVersionReplacesTheOldOneOnDisk() {
         var executor = executor()
         let first = executor.enqueue("p1")
-        executor.run(executor.coordinator.transferCompleted(first).1)
-        executor.run(executor.coordinator.transferEnded(first, .success(content("p1")), now: Self.now))
+        executor.install(first, content("p1"))
         let second = executor.enqueue("p1")
-        executor.run(executor.coordinator.transferCompleted(second).1)
-        let lines = executor.event { $0.transferEnded(second, .success(content("p1", version: "2.0")), now: Self.now) }
+        executor.stage(second, version: "2.0")
+        let lines = executor.event { $0.installEnded(second, .success(content("p1", version: "2.0"))) }
         #expect(lines.first == "delete content p1 1.0")
         #expect(executor.coordinator.installed["p1"]?.version == "2.0")
     }
@@ -451,8 +466,7 @@ struct DownloadCoordinatorTests {
     @Test func anUpdateAskedToKeepThePreviousVersionJournalsTheRequestAndKeepsIt() {
         var executor = executor()
         let first = executor.enqueue("p1")
-        executor.run(executor.coordinator.transferCompleted(first).1)
-        executor.run(executor.coordinator.transferEnded(first, .success(content("p1")), now: Self.now))
+        executor.install(first, content("p1"))
         let second = executor.enqueue("p1")
         // Asked while the update runs: journaled with the download, once.
         let proof = PurchaseProof.receipt("cmVjZWlwdA==")
@@ -469,8 +483,8 @@ struct DownloadCoordinatorTests {
         var replayed = JournalSnapshot()
         for entry in executor.journal { replayed.apply(entry) }
         #expect(replayed.downloads.first { $0.id == second }?.keepsPrevious == true)
-        executor.run(executor.coordinator.transferCompleted(second).1)
-        let lines = executor.event { $0.transferEnded(second, .success(content("p1", version: "2.0")), now: Self.now) }
+        executor.stage(second, version: "2.0")
+        let lines = executor.event { $0.installEnded(second, .success(content("p1", version: "2.0"))) }
         #expect(lines.first == "keep content p1 1.0")
         #expect(!lines.contains { $0.hasPrefix("delete content") })
         #expect(executor.coordinator.installed["p1"]?.version == "2.0")
@@ -510,8 +524,7 @@ struct DownloadCoordinatorTests {
         _ = executor.event { $0.cancel(id) }
         #expect(executor.coordinator.installWait(for: "p1") == .fail(.cancelled(productID: "p1")))
         let second = executor.enqueue("p1")
-        executor.run(executor.coordinator.transferCompleted(second).1)
-        executor.run(executor.coordinator.transferEnded(second, .success(content("p1")), now: Self.now))
+        executor.install(second, content("p1"))
         #expect(executor.coordinator.installWait(for: "p1") == .installed(content("p1")))
     }
 
@@ -524,8 +537,7 @@ struct DownloadCoordinatorTests {
             return
         }
         #expect(running.state == .active)
-        executor.run(executor.coordinator.transferCompleted(id).1)
-        executor.run(executor.coordinator.transferEnded(id, .success(content("p1")), now: Self.now))
+        executor.install(id, content("p1"))
         #expect(executor.coordinator.state(of: "p1") == .installed(content("p1")))
         _ = executor.event { $0.removeContent(of: "p1")?.1 ?? [] }
         #expect(executor.coordinator.state(of: "p1") == .notQueued)

@@ -225,14 +225,17 @@ public actor KioskClient {
         try enqueue(productID: productID, receipt: receipt.base64EncodedString(), priority: priority)
     }
 
-    /// Pauses a product's download, keeping its bytes. Returns when the transfer has stopped.
+    /// Pauses a product's download, keeping its bytes. Returns when the transfer has stopped. A download being
+    /// verified (its content is moving into place), already paused, or ended (finished, failed, cancelled) is left
+    /// as it is.
     public func pause(_ productID: String) async throws(KioskError) {
         try ensureOpen()
         guard let download = coordinator.live(for: productID) else { throw .notFound(productID: productID) }
         await executeAwaitingStops(coordinator.pause(download.id, reason: .user))
     }
 
-    /// Resumes a paused (or failed) download from the bytes on disk.
+    /// Resumes a paused (or failed) download from the bytes on disk; one waiting for the network is tried at once.
+    /// A download on its way (waiting, active, retrying after a backoff, verifying) or finished is left as it is.
     /// - Throws: ``KioskError/cancelled(productID:)`` for a cancelled download (``enqueue(productID:proof:priority:)``
     ///   starts a new one), ``KioskError/notFound(productID:)`` when the product has no download.
     public func resume(_ productID: String) throws(KioskError) {
@@ -255,7 +258,8 @@ public actor KioskClient {
         execute(actions)
     }
 
-    /// Cancels a product's download and deletes its bytes. Returns when the transfer has stopped.
+    /// Cancels a product's download and deletes its bytes. Returns when the transfer has stopped. A finished or
+    /// cancelled download is left as it is (``remove(_:)`` removes installed content).
     public func cancel(_ productID: String) async throws(KioskError) {
         try ensureOpen()
         guard let download = coordinator.live(for: productID) else { throw .notFound(productID: productID) }

@@ -19,9 +19,6 @@ struct Download: Sendable {
     /// The ``KioskError/insufficientStorage(needed:available:)`` that paused the download, while it is paused for
     /// storage (not journaled: after a relaunch ``DownloadSnapshot/error`` falls back to the bytes still to fetch).
     var storageError: KioskError?
-    /// How many times each chunk failed its hash in the running transfer, by path and chunk index (not journaled: a
-    /// transfer, started or restarted with a new grant, starts at 0, as a chunk is fetched again on its own).
-    var chunkFailures: [String: [Int: Int]] = [:]
 
     init(record: DownloadRecord, machine: DownloadStateMachine) {
         stored = record

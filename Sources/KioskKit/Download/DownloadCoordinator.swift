@@ -5,6 +5,11 @@ import KioskCore
 /// method that returns the ``Action``s to carry out, in order; the ``KioskClient`` executes them (journal, tasks,
 /// timers, events, files) and has no state of its own about downloads. No I/O and no clock in here: times come in
 /// as arguments, so tests drive the coordinator with a mock executor.
+///
+/// Every event of a download's lifecycle goes through its ``DownloadStateMachine``, and every machine action is
+/// turned into executor actions in one place (``perform(_:for:requestedByUser:)``). A user call that does not apply
+/// in the download's state (a pause of a finished download) changes nothing; an internal event the machine rejects
+/// is a bug: it stops debug builds and is reported in release builds (``KioskDiagnostics``).
 struct DownloadCoordinator: Sendable {
     /// A side effect for the executor, carried out in the order returned.
     enum Action: Sendable {
@@ -14,7 +19,10 @@ struct DownloadCoordinator: Sendable {
         case startTransfer(DownloadID, DownloadWork)
         /// Start the engine on the download as for ``startTransfer(_:_:)``, asking for a new grant first.
         case renewGrant(DownloadID, DownloadWork)
-        /// Cancel the download's transfer task, if any, and wait until it has ended.
+        /// Move the download's staged content into place (a task that reports back with
+        /// ``DownloadCoordinator/installEnded(_:_:)``).
+        case install(DownloadID, productID: String, grant: Grant)
+        /// Cancel the download's task (a transfer or an install), if any, and wait until it has ended.
         case stopTransfer(DownloadID)
         /// Arm (replacing any) the download's timer: it calls ``DownloadCoordinator/retryDue(_:)`` at the date.
         case armRetry(DownloadID, at: Date)
@@ -53,10 +61,6 @@ struct DownloadCoordinator: Sendable {
     private let queue: DownloadQueue
     private let retryPolicy: RetryPolicy
     private let progressInterval: Duration
-    /// How many times the same file, or the same chunk, may fail its hash: the first failure is fetched again (a
-    /// file after a new grant), the second ends the transfer with an integrity error.
-    static let integrityFailuresAllowed = 2
-
     /// Recovers the journal's downloads after a launch (a transfer that was running starts over from the bytes on
     /// disk; a grant that fails today's checks is dropped) and its installed content.
     init(
@@ -166,7 +170,7 @@ struct DownloadCoordinator: Sendable {
             ]
             if keeps { entries.append(.keepsPrevious(id: existing.id)) }
             var actions: [Action] = [.journal(entries, synchronize: false)]
-            actions += transition(existing.id) { $0.resume() }
+            actions += transition(existing.id, requestedByUser: true) { $0.resume() }
             return (existing.id, actions)
         }
         var actions: [Action] = []
@@ -211,37 +215,22 @@ struct DownloadCoordinator: Sendable {
         return (id, actions + [.journal([.created(download.record)], synchronize: false)])
     }
 
-    /// Pauses a download (the app, or a full disk): its transfer stops, its bytes stay.
+    /// Pauses a download: its transfer stops, its bytes stay. A download being verified, or one that has ended,
+    /// stays as it is.
     mutating func pause(_ id: DownloadID, reason: PauseReason) -> [Action] {
-        guard downloads[id] != nil else { return [] }
-        return transition(id) { $0.pause(reason) } + [.disarmTimer(id), .stopTransfer(id), .schedule]
+        transition(id, requestedByUser: true) { $0.pause(reason) }
     }
 
-    /// Resumes a paused or failed download, or one waiting for the network (at once: its probe is disarmed).
+    /// Resumes a paused or failed download, or one waiting for the network (at once: its probe is disarmed). A
+    /// download on its way, or one that has ended, stays as it is.
     mutating func resume(_ id: DownloadID) -> [Action] {
-        let probing = downloads[id]?.state == .waitingForNetwork
-        return (probing ? [.disarmTimer(id)] : []) + transition(id) { $0.resume() }
+        transition(id, requestedByUser: true) { $0.resume() }
     }
 
-    /// Cancels a download: its transfer stops, then its bytes and its grant are dropped and its waiters told.
+    /// Cancels a download: its transfer stops, then its bytes and its grant are dropped and its waiters told. A
+    /// finished or cancelled download stays as it is.
     mutating func cancel(_ id: DownloadID) -> [Action] {
-        var accepted = false
-        var actions = transition(id) { machine in
-            let action = machine.cancel()
-            if case .stopTransferAndDeleteBytes = action { accepted = true }
-            return action
-        }
-        guard accepted, var download = downloads[id] else { return actions }
-        download.apply(.grant(nil, receivedAt: nil))
-        download.progress.bytesWritten = 0
-        downloads[id] = download
-        actions += [
-            .disarmTimer(id), .stopTransfer(id), .deleteStaging(productID: download.productID),
-            .journal([.changed(id: id, .grant(nil, receivedAt: nil))], synchronize: false),
-            .finishWaiters(productID: download.productID, .failure(.cancelled(productID: download.productID))),
-            .schedule,
-        ]
-        return actions
+        transition(id, requestedByUser: true) { $0.cancel() }
     }
 
     /// Forgets a failed or cancelled download and deletes what it left; `nil` for any other state.
@@ -253,22 +242,25 @@ struct DownloadCoordinator: Sendable {
         }
     }
 
-    /// The retry timer of a download fired.
+    /// The retry timer of a download fired. A timer that fired as its download moved on (its disarm came too late)
+    /// changes nothing.
     mutating func retryDue(_ id: DownloadID) -> [Action] {
-        transition(id) { $0.retryDue() }
+        guard case .waitingToRetry? = downloads[id]?.state else { return [] }
+        return transition(id) { $0.retryDue() }
     }
 
     /// A download's probe of the server ended. Reachable: every download waiting for the network goes on (the
     /// server is the same for all of them), and their other probes are disarmed. Unreachable: this download probes
     /// again later.
     mutating func networkProbed(_ id: DownloadID, reachable: Bool, now: Date) -> [Action] {
+        guard downloads[id]?.state == .waitingForNetwork else { return [] }  // a probe that ended too late
         guard reachable else {
             let policy = retryPolicy
             return transition(id) { $0.networkUnreachable(now: now, policy: policy) }
         }
         var actions: [Action] = []
         for download in ordered where download.state == .waitingForNetwork {
-            actions += [.disarmTimer(download.id)] + transition(download.id) { $0.networkReachable() }
+            actions += transition(download.id) { $0.networkReachable() }
         }
         // One offer of the slots, after every download's entries: an offer between them would start a download
         // whose own "waiting" entry comes after.
@@ -307,36 +299,9 @@ struct DownloadCoordinator: Sendable {
         // In place, never on a copy: a copy would make each change copy the download's per-file sets, which grow
         // with the product's files (O(files) per checkpoint).
         downloads[id]?.apply(checkpoint: changes)
-        return (changes.map { .changed(id: id, $0) }, madeProgress(id))
-    }
-
-    /// A file or a chunk of the running transfer failed its hash. The first failure of a file or a chunk is fetched
-    /// again (``IntegrityVerdict/retry``); the second is an integrity error naming the file
-    /// (``IntegrityVerdict/fail(_:)``), which the transfer ends with. A file's count is journaled (it
-    /// survives a relaunch, and starts over once the file is verified, discarded or dropped by a new grant); a
-    /// chunk's lasts the transfer. ``IntegrityVerdict/stop`` when the download is no longer active.
-    mutating func integrityFailed(_ id: DownloadID, _ failure: IntegrityFailure) -> (IntegrityVerdict, [Action]) {
-        guard var download = downloads[id], case .active = download.state else { return (.stop, []) }
-        let count: Int
-        var actions: [Action] = []
-        if let chunk = failure.chunk {
-            count = (download.chunkFailures[failure.path]?[chunk] ?? 0) + 1
-            download.chunkFailures[failure.path, default: [:]][chunk] =
-                count < Self.integrityFailuresAllowed ? count : nil
-        } else {
-            count = (download.record.integrityFailures[failure.path] ?? 0) + 1
-            // The count starts over after the error: a resume gets one retry again.
-            let change = DownloadChange.integrityFailures(
-                path: failure.path, count: count < Self.integrityFailuresAllowed ? count : 0)
-            download.apply(change)
-            actions.append(.journal([.changed(id: id, change)], synchronize: false))
-        }
-        downloads[id] = download
-        guard count >= Self.integrityFailuresAllowed else { return (.retry, actions) }
-        let error = KioskError.integrity(
-            productID: download.productID, path: failure.path, expectedSHA256: failure.expectedSHA256,
-            actualSHA256: failure.actualSHA256)
-        return (.fail(error), actions)
+        // A count of hash failures is the opposite of progress.
+        let progressed = changes.contains { if case .integrityFailures = $0 { false } else { true } }
+        return (changes.map { .changed(id: id, $0) }, progressed ? madeProgress(id) : [])
     }
 
     /// Bytes kept are progress: the attempt count starts over.
@@ -378,82 +343,63 @@ struct DownloadCoordinator: Sendable {
         return actions
     }
 
-    /// Every file is here: `active` → `verifying`. Returns `false` when the download is no longer wanted.
-    mutating func transferCompleted(_ id: DownloadID) -> (Bool, [Action]) {
-        var accepted = false
-        let actions = transition(id) { machine in
-            let action = machine.transferCompleted()
-            if case .verifyAndInstall = action { accepted = true }
-            return action
+    /// The transfer task ended: with its content staged, with the installed content found current, with a need of a
+    /// new grant, or with an error. A download paused or cancelled meanwhile stays as it is (the stop was
+    /// intentional; staged files wait for the resume).
+    mutating func transferEnded(_ id: DownloadID, _ result: Result<TransferOutcome, any Error>, now: Date) -> [Action] {
+        guard let download = downloads[id], case .active = download.state else { return [.schedule] }
+        var actions: [Action]
+        switch result {
+        case .success(.staged):
+            actions = transition(id) { $0.transferCompleted() }
+        case .success(.alreadyInstalled(let content)):
+            return installEnded(id, .success(content))  // nothing to move: `active` → `finished`
+        case .success(.needsNewGrant(let reason)):
+            let policy = retryPolicy
+            actions = transition(id) { $0.grantNeeded(reason.error, now: now, policy: policy) }
+        case .failure(let error) where error is CancellationError:
+            actions = []  // stopped by close(): nothing changes
+        case .failure(let error):
+            let kioskError = (error as? KioskError) ?? .fileSystem(path: download.productID, underlying: "\(error)")
+            if kioskError.apiCode == .notFound, download.record.grant == nil {
+                // The server knows no such product: nothing was fetched and nothing will be. The download is
+                // forgotten, not kept failed across launches, and the callers waiting for it learn why.
+                let productID = download.productID
+                return forget(id) + [
+                    .deleteStaging(productID: productID), .journal([], synchronize: true),
+                    .finishWaiters(productID: productID, .failure(.notFound(productID: productID))), .schedule,
+                ]
+            }
+            let policy = retryPolicy
+            actions = transition(id) { $0.transferFailed(kioskError, now: now, policy: policy) }
+            if downloads[id]?.state == .paused(.insufficientStorage) {
+                // Nothing more happens without the app: the waiters learn why (the download stays resumable).
+                downloads[id]?.storageError = kioskError
+                actions.append(.finishWaiters(productID: download.productID, .failure(kioskError)))
+            }
         }
-        return (accepted, actions)
+        return actions + [.schedule]
     }
 
-    /// The transfer task ended, with the installed content or an error.
-    mutating func transferEnded(_ id: DownloadID, _ result: Result<InstalledContent, any Error>, now: Date) -> [Action]
-    {
-        guard var download = downloads[id] else { return [.schedule] }
-        let before = download.machine
-        var actions: [Action] = []
-        switch result {
-        case .success(let content):
-            if case .active = download.state { _ = download.machine.transferCompleted() }
-            guard case .reportInstalled = download.machine.installed() else {
-                // Cancelled while the content was being moved into place: the app does not want it.
-                return [.deleteContent(content), .schedule]
-            }
+    /// The staged content was moved into place (``Action/install(_:productID:grant:)``), or could not be. Content
+    /// moved into place after a cancel is deleted: the app does not want it.
+    mutating func installEnded(_ id: DownloadID, _ result: Result<InstalledContent, KioskError>) -> [Action] {
+        guard let download = downloads[id] else { return [.schedule] }
+        switch (download.state, result) {
+        case (.cancelled, .success(let content)): return [.deleteContent(content), .schedule]
+        case (.cancelled, .failure): return [.schedule]
+        case (_, .failure(let error)): return transition(id) { $0.verificationFailed(error) } + [.schedule]
+        case (_, .success(let content)):
+            var actions: [Action] = []
             if let previous = installed[content.productID], previous.directory != content.directory {
                 actions.append(download.keepsPrevious ? .keepContent(previous) : .deleteContent(previous))
             }
             installed[content.productID] = content
             damaged[content.productID] = nil
-            download.finish(with: content)
-            downloads[id] = download
+            downloads[id]?.finish(with: content)
             actions += [.recordMarker(content), .journal([.installed(content)], synchronize: false)]
-            actions += committed(id, previous: before)
-            // The app is told only once the journal says so.
-            actions += [
-                .journal([], synchronize: true), .emit(.installed(content)),
-                .finishWaiters(productID: content.productID, .success(content)),
-            ]
-        case .failure(EngineSignal.needsNewGrant(let reason)):
-            // The transfer stopped for a new grant: the machine renews it, or past its limit fails the transfer.
-            guard case .active = download.state else { break }  // paused or cancelled meanwhile
-            let action = download.machine.grantNeeded(reason.error, now: now, policy: retryPolicy)
-            downloads[id] = download
-            actions += committed(id, previous: before)
-            actions += perform(action, for: id)
-        case .failure(let error):
-            guard !(error is CancellationError) else { break }
-            let kioskError = (error as? KioskError) ?? .fileSystem(path: download.productID, underlying: "\(error)")
-            if kioskError.apiCode == .notFound, download.record.grant == nil, case .active = download.state {
-                // The server knows no such product: nothing was fetched and nothing will be. The download is
-                // forgotten, not kept failed across launches, and the callers waiting for it learn why.
-                let productID = download.productID
-                actions += forget(id) + [
-                    .deleteStaging(productID: productID), .journal([], synchronize: true),
-                    .finishWaiters(productID: productID, .failure(.notFound(productID: productID))), .schedule,
-                ]
-                return actions
-            }
-            let action: DownloadStateMachine.Action
-            switch download.state {
-            case .verifying: action = download.machine.verificationFailed(kioskError)
-            case .active: action = download.machine.transferFailed(kioskError, now: now, policy: retryPolicy)
-            default: action = .none  // paused or cancelled meanwhile: the stop was intentional
-            }
-            let pausedForStorage = download.state == .paused(.insufficientStorage) && before.state != download.state
-            if pausedForStorage { download.storageError = kioskError }
-            downloads[id] = download
-            actions += committed(id, previous: before)
-            actions += perform(action, for: id)
-            if pausedForStorage {
-                // Nothing more happens without the app: the waiters learn why (the download stays resumable).
-                actions.append(.finishWaiters(productID: download.productID, .failure(kioskError)))
-            }
+            return actions + transition(id) { $0.installed() } + [.schedule]
         }
-        actions.append(.schedule)
-        return actions
     }
 
     // MARK: - Installed content
@@ -513,70 +459,99 @@ struct DownloadCoordinator: Sendable {
         }
     }
 
-    /// Sends one event to a download's machine, keeps the result and returns what follows.
+    /// Sends one event to a download's machine, keeps the result and returns what follows. `requestedByUser`: the
+    /// app's call, which may not apply in the download's state (then nothing changes); an internal event the
+    /// machine rejects is a bug.
     private mutating func transition(
-        _ id: DownloadID, _ event: (inout DownloadStateMachine) -> DownloadStateMachine.Action
-    )
-        -> [Action]
-    {
+        _ id: DownloadID, requestedByUser: Bool = false,
+        _ event: (inout DownloadStateMachine) -> DownloadStateMachine.Action
+    ) -> [Action] {
         guard var download = downloads[id] else { return [] }
         let before = download.machine
         let action = event(&download.machine)
         downloads[id] = download
-        return committed(id, previous: before) + perform(action, for: id)
+        return committed(id, previous: before) + perform(action, for: id, requestedByUser: requestedByUser)
     }
 
     /// Journals the machine's state when it changed (or its attempt count), resets the speed when the download
-    /// leaves `active`, and tells the app about a new state.
-    private mutating func committed(_ id: DownloadID, previous: DownloadStateMachine?) -> [Action] {
+    /// leaves `active`, disarms the timer of a state that armed one, and tells the app about a new state.
+    private mutating func committed(_ id: DownloadID, previous: DownloadStateMachine) -> [Action] {
         guard var download = downloads[id] else { return [] }
-        let changed = previous?.state != download.state
+        let changed = previous.state != download.state
         var actions: [Action] = []
-        if changed || previous?.attempt != download.machine.attempt {
+        if changed || previous.attempt != download.machine.attempt {
             actions.append(
                 .journal([.state(id: id, download.state, attempt: download.machine.attempt)], synchronize: false))
         }
         guard changed else { return actions }
         if download.state != .paused(.insufficientStorage) { download.storageError = nil }
-        downloads[id] = download
         if download.state != .active {
             download.progress.bytesPerSecond = 0
             download.progress.timeRemaining = nil
             download.estimator = SpeedEstimator()
-            downloads[id] = download
         }
+        downloads[id] = download
         actions.append(.emit(.stateChanged(download.snapshot)))
+        // A retry's or a probe's timer belongs to the state that armed it.
+        switch previous.state {
+        case .waitingToRetry, .waitingForNetwork: actions.append(.disarmTimer(id))
+        default: break
+        }
         return actions
     }
 
-    /// What the machine's action means for the executor.
-    private mutating func perform(_ action: DownloadStateMachine.Action, for id: DownloadID) -> [Action] {
+    /// What the machine's action means for the executor: every case is carried out here.
+    private mutating func perform(
+        _ action: DownloadStateMachine.Action, for id: DownloadID, requestedByUser: Bool
+    ) -> [Action] {
+        guard let download = downloads[id] else { return [] }
         switch action {
-        case .none, .rejected, .verifyAndInstall, .reportInstalled:
+        case .none:
+            return []
+        case .rejected(let reason):
+            if !requestedByUser { KioskDiagnostics.unexpected("download \(download.productID): \(reason)") }
             return []
         case .enqueue:
             return [.schedule]
         case .startTransfer:
-            return work(for: id).map { [.startTransfer(id, $0)] } ?? []
+            return [.startTransfer(id, work(of: download))]
         case .renewGrant:
-            return work(for: id).map { [.renewGrant(id, $0)] } ?? []
-        case .stopTransfer, .stopTransferAndDeleteBytes:
-            return []  // pause and cancel stop the transfer themselves, in order with the rest of their work
+            return [.renewGrant(id, work(of: download))]
+        case .stopTransfer:
+            return [.stopTransfer(id), .schedule]
+        case .stopTransferAndDeleteBytes:
+            downloads[id]?.apply(.grant(nil, receivedAt: nil))
+            downloads[id]?.progress.bytesWritten = 0
+            return [
+                .stopTransfer(id), .deleteStaging(productID: download.productID),
+                .journal([.changed(id: id, .grant(nil, receivedAt: nil))], synchronize: false),
+                .finishWaiters(productID: download.productID, .failure(.cancelled(productID: download.productID))),
+                .schedule,
+            ]
         case .scheduleRetry(let date):
             return [.armRetry(id, at: date)]
         case .probeNetwork(let date):
             return [.armProbe(id, at: date)]
+        case .verifyAndInstall:
+            guard let grant = download.record.grant else {
+                KioskDiagnostics.unexpected("download \(download.productID): staged without a grant")
+                return transition(id) { $0.verificationFailed(.invalidResponse("no grant to install")) }
+            }
+            return [.install(id, productID: download.productID, grant: grant)]
+        case .reportInstalled:
+            guard let content = installed[download.productID] else { return [] }
+            // The app is told only once the journal says so.
+            return [
+                .journal([], synchronize: true), .emit(.installed(content)),
+                .finishWaiters(productID: content.productID, .success(content)),
+            ]
         case .reportFailure(let error):
-            guard let download = downloads[id] else { return [] }
             return [.finishWaiters(productID: download.productID, .failure(error))]
         }
     }
 
-    /// What a new transfer of the download starts from; its chunks' failure counts start over.
-    private mutating func work(for id: DownloadID) -> DownloadWork? {
-        guard var download = downloads[id] else { return nil }
-        download.chunkFailures = [:]
-        downloads[id] = download
+    /// What a new transfer of the download starts from.
+    private func work(of download: Download) -> DownloadWork {
         var work = download.work
         work.installed = installed[download.productID] ?? damaged[download.productID]
         return work

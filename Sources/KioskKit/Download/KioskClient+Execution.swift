@@ -29,6 +29,8 @@ extension KioskClient {
                 startTransfer(id, work)
             case .renewGrant(let id, let work):
                 startTransfer(id, work, renewingGrant: true)
+            case .install(let id, let productID, let grant):
+                startInstall(id, productID: productID, grant: grant)
             case .stopTransfer(let id):
                 transfers[id]?.cancel()
             case .armRetry(let id, let date):
@@ -98,12 +100,10 @@ extension KioskClient {
             progress: { [weak self] written, expected in
                 let at = ContinuousClock.now
                 Task { await self?.reportProgress(id, written: written, expected: expected, at: at) }
-            },
-            verifying: { [weak self] in await self?.enterVerifying(id) ?? false },
-            integrityVerdict: { [weak self] failure in await self?.integrityFailed(id, failure) ?? .stop })
+            })
         // Off the cooperative pool: a transfer waits for the disk (TransferExecutor).
         transfers[id] = Task.transfer { [weak self] in
-            let result: Result<InstalledContent, any Error>
+            let result: Result<TransferOutcome, any Error>
             do {
                 result = .success(try await engine.run(work, renewingGrant: renewingGrant, hooks: hooks))
             } catch {
@@ -115,8 +115,7 @@ extension KioskClient {
 
     /// Applies the engine's changes to the download and appends them to the journal (without waiting for the disk:
     /// the journal's group commit makes them durable together with their neighbours').
-    func checkpoint(_ id: DownloadID, _ changes: [DownloadChange], syncing directory: URL?, file: UnsyncedFile?)
-    {
+    func checkpoint(_ id: DownloadID, _ changes: [DownloadChange], syncing directory: URL?, file: UnsyncedFile?) {
         guard !isClosed else { return }
         let (entries, actions) = coordinator.checkpoint(id, changes)
         guard !entries.isEmpty else { return }
@@ -124,30 +123,36 @@ extension KioskClient {
         execute(actions)
     }
 
-    func integrityFailed(_ id: DownloadID, _ failure: IntegrityFailure) -> IntegrityVerdict {
-        guard !isClosed else { return .stop }
-        let (verdict, actions) = coordinator.integrityFailed(id, failure)
-        execute(actions)
-        return verdict
-    }
-
-    func reportProgress(_ id: DownloadID, written: Int64, expected: Int64, at instant: ContinuousClock.Instant)
-    {
+    func reportProgress(_ id: DownloadID, written: Int64, expected: Int64, at instant: ContinuousClock.Instant) {
         execute(
             coordinator.progress(
                 id, written: written, expected: expected, at: instant, since: epoch, now: ContinuousClock.now))
     }
 
-    func enterVerifying(_ id: DownloadID) -> Bool {
-        guard !isClosed else { return false }
-        let (accepted, actions) = coordinator.transferCompleted(id)
-        execute(actions)
-        return accepted
-    }
-
-    func transferEnded(_ id: DownloadID, _ result: Result<InstalledContent, any Error>) {
+    func transferEnded(_ id: DownloadID, _ result: Result<TransferOutcome, any Error>) {
         transfers[id] = nil
         guard !isClosed else { return }
         execute(coordinator.transferEnded(id, result, now: configuration.clock.now))
+    }
+
+    /// Moves the staged content into place on a task of its own, which a cancel stops like a transfer.
+    func startInstall(_ id: DownloadID, productID: String, grant: Grant) {
+        let installer = ContentInstaller(layout: layout, fileSystem: fileSystem)
+        transfers[id] = Task.transfer { [weak self] in
+            let result: Result<InstalledContent, KioskError>
+            do throws(KioskError) {
+                if Task.isCancelled { throw KioskError.cancelled(productID: productID) }
+                result = .success(try installer.install(productID: productID, grant: grant))
+            } catch {
+                result = .failure(error)
+            }
+            await self?.installEnded(id, result)
+        }
+    }
+
+    func installEnded(_ id: DownloadID, _ result: Result<InstalledContent, KioskError>) {
+        transfers[id] = nil
+        guard !isClosed else { return }
+        execute(coordinator.installEnded(id, result))
     }
 }

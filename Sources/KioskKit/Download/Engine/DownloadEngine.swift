@@ -2,11 +2,11 @@ import Crypto
 import Foundation
 import KioskCore
 
-/// Runs one download to completion: grant, per-file ranged fetches into `.part` files, verification,
-/// grant renewal keeping valid bytes, atomic install. No state machine decisions are taken here: every failure
-/// is thrown, typed, to the ``KioskClient``, which feeds it to the ``DownloadCoordinator``; a need for a new grant
-/// ends the run with ``EngineSignal/needsNewGrant(reason:)`` and an integrity failure is reported through
-/// ``EngineHooks/integrityFailed(_:)``, and the coordinator decides what follows.
+/// Runs one transfer of a download: grant, per-file ranged fetches into `.part` files, verification, grant renewal
+/// keeping valid bytes. It ends with a ``TransferOutcome`` (the content staged, already installed, or a need for a
+/// new grant) or a typed error, which the ``KioskClient`` hands to the ``DownloadCoordinator``: the lifecycle's
+/// decisions are the machine's, and moving the content into place is the ``ContentInstaller``'s. The one rule the
+/// engine applies by itself is the count of hash failures (``IntegrityCounts``), journaled through its checkpoints.
 ///
 /// The work per file is a constant number of file-system calls, whatever the number of files: progress is kept in
 /// ``DownloadWork/verifiedBytes`` and the folders already created are remembered.
@@ -32,10 +32,10 @@ struct DownloadEngine: Sendable {
     /// each block is written, so a run cut short on a slow link keeps all but its last block's files.
     let packBlocks = BlockPool(blockSize: PackPlan.blockSize)
 
-    /// Downloads and installs `work.productID`, first asking for a new grant when `renewingGrant` or when the work's
-    /// grant is not trusted. Returns the installed content.
+    /// Fetches and verifies `work.productID` into staging, first asking for a new grant when `renewingGrant` or when
+    /// the work's grant is not trusted.
     func run(_ initial: DownloadWork, renewingGrant: Bool = false, hooks: EngineHooks) async throws
-        -> InstalledContent
+        -> TransferOutcome
     {
         var work = initial
         work.verifiedBytes = work.verifiedLength
@@ -48,7 +48,7 @@ struct DownloadEngine: Sendable {
             case .intact = ContentReconciler.check(installed, fileSize: fileSystem.fileSize)
         {
             fileSystem.remove(staging)
-            return installed
+            return .alreadyInstalled(installed)
         }
         try createDirectory(staging, known: &folders)
         var onDisk = removeStrays(in: staging, grant: grant)
@@ -66,6 +66,7 @@ struct DownloadEngine: Sendable {
         // order they complete. A file that needs a new grant stops new starts; the files in flight finish
         // (their bytes are kept), then the run ends for the coordinator to decide about a new grant.
         let tally = ProgressTally(verified: work.verifiedBytes, expected: grant.totalLength, report: hooks.progress)
+        let integrity = Locked(IntegrityCounts(files: work.integrityFailures))
         // An update, or installed content of this version that lost files (a purge; intact content returned above):
         // what the installed files already have is copied, not fetched (UpdateSeeding).
         if let installed = work.installed {
@@ -99,7 +100,8 @@ struct DownloadEngine: Sendable {
                         }
                         let job = PackJob(
                             files: Array(grant.files[run]), start: packOffsets[run.lowerBound], url: packURL,
-                            grant: grant, grantReceivedAt: work.grantReceivedAt, productID: work.productID)
+                            grant: grant, grantReceivedAt: work.grantReceivedAt, productID: work.productID,
+                            integrity: integrity)
                         group.addTask { await fetchPack(job, tally: tally, hooks: hooks) }
                         running += 1
                         index = run.upperBound
@@ -116,7 +118,7 @@ struct DownloadEngine: Sendable {
                         productID: work.productID, entityTag: work.entityTags[file.path],
                         finalSize: onDisk[file.path], partSize: onDisk[file.path + ".part"] ?? 0,
                         verifiedChunks: work.verifiedChunks[file.path] ?? [],
-                        verifiedChunkBytes: work.verifiedChunkLength(of: file))
+                        verifiedChunkBytes: work.verifiedChunkLength(of: file), integrity: integrity)
                     group.addTask { [await fetchAndVerify(job, tally: tally, hooks: hooks)] }
                     running += 1
                 }
@@ -125,27 +127,23 @@ struct DownloadEngine: Sendable {
                 var failure: (any Error)?
                 for outcome in outcomes {
                     for change in outcome.changes { work.record(change, file: outcome.file) }
-                    switch outcome.error {
+                    switch outcome.stop {
                     case nil:
                         break
-                    case let error as KioskError where error.needsNewGrant:
+                    case .needsNewGrant(let reason):
                         // Token expired or version gone: a new grant keeps every byte still valid (GrantRenewal).
-                        renewal = renewal ?? .refused(error)
-                    case EngineSignal.needsNewGrant(let reason)?:
                         // Bytes that did not match: the new grant tells whether the file changed on the server.
                         renewal = renewal ?? reason
-                    case let error?:
+                    case .failed(let error):
                         failure = failure ?? error
                     }
                 }
                 if let failure { throw storageFigures(failure, work: work, grant: grant) }
             }
         }
-        if let renewal { throw EngineSignal.needsNewGrant(reason: renewal) }
+        if let renewal { return .needsNewGrant(renewal) }
         await hooks.durable()
-        guard await hooks.verifying() else { throw CancellationError() }
-        try Task.checkCancellation()
-        return try install(work, grant: grant)
+        return .staged
     }
 
     /// `error` with, when it is a full disk met while writing, the figures the check before the download gives: the
@@ -184,29 +182,34 @@ struct DownloadEngine: Sendable {
 
     /// Fetches one file (resuming its part) and verifies it, holding a connection permit while its requests run.
     /// Never throws: what it changed (already checkpointed, in order) and how it ended come back in the outcome,
-    /// for the engine to apply to its ``DownloadWork``. A wrong hash deletes the file and is reported to the owner
-    /// (``EngineHooks/integrityFailed(_:)``); when it retries, the fetch ends with
-    /// ``EngineSignal/needsNewGrant(reason:)`` (the file may have changed on the server).
+    /// for the engine to apply to its ``DownloadWork``. A wrong hash deletes the file and is counted
+    /// (``IntegrityCounts``); the first time, the fetch ends with a need of a new grant (the file may have changed on
+    /// the server).
     private func fetchAndVerify(_ job: FileJob, tally: ProgressTally, hooks: EngineHooks) async -> FileOutcome {
         var outcome = FileOutcome(file: job.file)
         do {
-            try await fetchAndVerify(job, outcome: &outcome, tally: tally, hooks: hooks)
-            tally.settle(job.file.path, adding: job.file.length - job.verifiedChunkBytes)
-        } catch {
-            // Chunks verified before the failure stay verified (journaled): they count.
-            let kept = outcome.changes.reduce(Int64(0)) { total, change in
-                guard case .chunkVerified(_, let index, _) = change, let chunks = job.file.chunks else { return total }
-                return total + chunks[index].length
+            if let need = try await fetchAndVerify(job, outcome: &outcome, tally: tally, hooks: hooks) {
+                outcome.stop = .needsNewGrant(need)
+            } else {
+                tally.settle(job.file.path, adding: job.file.length - job.verifiedChunkBytes)
+                return outcome
             }
-            tally.settle(job.file.path, adding: kept)
-            outcome.error = error
+        } catch {
+            outcome.stop = FileOutcome.Stop(error)
         }
+        // Chunks verified before the failure stay verified (journaled): they count.
+        let kept = outcome.changes.reduce(Int64(0)) { total, change in
+            guard case .chunkVerified(_, let index, _) = change, let chunks = job.file.chunks else { return total }
+            return total + chunks[index].length
+        }
+        tally.settle(job.file.path, adding: kept)
         return outcome
     }
 
+    /// Fetches and verifies one file; returns the need of a new grant that stopped it, `nil` once it is verified.
     private func fetchAndVerify(
         _ job: FileJob, outcome: inout FileOutcome, tally: ProgressTally, hooks: EngineHooks
-    ) async throws {
+    ) async throws -> GrantNeed? {
         let file = job.file
         let grant = job.grant
         let url = try api.contentURL(for: file, in: grant)
@@ -222,7 +225,7 @@ struct DownloadEngine: Sendable {
                 outcome.changes.append(.verified(path: file.path))
                 await hooks.checkpoint(
                     [.verified(path: file.path)], folder, UnsyncedFile(final, fileSystem: fileSystem))
-                return
+                return nil
             }
             fileSystem.remove(final)
         }
@@ -232,7 +235,7 @@ struct DownloadEngine: Sendable {
             if let positional = writer as? any PositionalPartFileWriter {
                 try await fetchByChunks(
                     job, chunks: chunks, url: url, into: positional, outcome: &outcome, tally: tally, hooks: hooks)
-                return
+                return nil
             }
             writer.close()  // a writer that only appends: the file is fetched whole, in order
         }
@@ -296,9 +299,10 @@ struct DownloadEngine: Sendable {
                         entityTag = nil
                         outcome.changes.append(.entityTag(path: file.path, tag: nil))
                         await hooks.checkpoint([.entityTag(path: file.path, tag: nil)], nil, nil)
-                        try await hooks.integrityFailed(
+                        try await integrityFailed(
                             IntegrityFailure(
-                                path: file.path, chunk: nil, expectedSHA256: file.sha256, actualSHA256: ""))
+                                path: file.path, chunk: nil, expectedSHA256: file.sha256, actualSHA256: ""),
+                            productID: job.productID, counts: job.integrity, hooks: hooks)
                         continue
                     }
                     throw error
@@ -319,15 +323,16 @@ struct DownloadEngine: Sendable {
                 }
                 outcome.changes.append(.verified(path: file.path))
                 await hooks.checkpoint([.verified(path: file.path)], folder, unsynced)
-                return
+                return nil
             }
-            // Wrong bytes: delete them; the owner decides (one retry with a new grant, then an integrity error).
+            // Wrong bytes: delete them; one retry with a new grant, then an integrity error (IntegrityCounts).
             fileSystem.remove(part)
             outcome.changes.append(.entityTag(path: file.path, tag: nil))
             await hooks.checkpoint([.entityTag(path: file.path, tag: nil)], nil, nil)
-            try await hooks.integrityFailed(
-                IntegrityFailure(path: file.path, chunk: nil, expectedSHA256: file.sha256, actualSHA256: digest))
-            throw EngineSignal.needsNewGrant(reason: .contentMismatch(path: file.path))
+            try await integrityFailed(
+                IntegrityFailure(path: file.path, chunk: nil, expectedSHA256: file.sha256, actualSHA256: digest),
+                productID: job.productID, counts: job.integrity, hooks: hooks)
+            return .contentMismatch(path: file.path)
         }
     }
 
@@ -362,10 +367,9 @@ struct DownloadEngine: Sendable {
     /// Fetches the chunks of a file not yet verified, in runs of chunks next to each other (``ChunkPlan/runs``), up
     /// to ``connectionsPerFile`` runs at once (each request holding a permit of the budget), into its part file at
     /// their offsets; hashes each chunk on its own as it arrives and journals it once its bytes are durable. A chunk
-    /// that does not match is reported to the owner (``EngineHooks/integrityFailed(_:)``), which has it fetched
-    /// again on its own, then, at its second mismatch, ends the transfer with an integrity error
-    /// naming the file. Once every chunk is verified, the part becomes the file, without hashing it whole: the
-    /// chunk hashes, which the same grant authenticates, prove its bytes.
+    /// that does not match is counted (``IntegrityCounts``) and fetched again on its own; its second mismatch ends
+    /// the transfer with an integrity error naming the file. Once every chunk is verified, the part becomes the
+    /// file, without hashing it whole: the chunk hashes, which the same grant authenticates, prove its bytes.
     private func fetchByChunks(
         _ job: FileJob, chunks: [GrantChunk], url: URL, into writer: any PositionalPartFileWriter,
         outcome: inout FileOutcome, tally: ProgressTally, hooks: EngineHooks
@@ -445,10 +449,11 @@ struct DownloadEngine: Sendable {
                                     let index = next[segment]
                                     let chunk = chunks[index]
                                     guard digest == chunk.sha256.lowercased() else {
-                                        try await hooks.integrityFailed(
+                                        try await integrityFailed(
                                             IntegrityFailure(
                                                 path: file.path, chunk: index, expectedSHA256: chunk.sha256,
-                                                actualSHA256: digest))
+                                                actualSHA256: digest),
+                                            productID: job.productID, counts: job.integrity, hooks: hooks)
                                         queue.append([index])
                                         continue
                                     }
@@ -520,42 +525,6 @@ struct DownloadEngine: Sendable {
             guard digest == chunk.sha256.lowercased() else { return false }
         }
         return true
-    }
-
-    /// Checks the staged files once more and moves the version folder into `Content/` with one rename.
-    private func install(_ work: DownloadWork, grant: Grant) throws -> InstalledContent {
-        let staging = layout.staging(productID: work.productID)
-        for file in grant.files {
-            let staged = layout.stagedFile(productID: work.productID, path: file.path)
-            guard fileSystem.fileSize(staged) == file.length else {
-                throw KioskError.fileSystem(path: file.path, underlying: "the verified file vanished before install")
-            }
-        }
-        let destination = layout.content(productID: work.productID, version: grant.contentVersion)
-        var folders = Set<String>()
-        try createDirectory(destination.deletingLastPathComponent(), known: &folders)
-        if fileSystem.exists(destination) {
-            let trash = layout.root.appendingPathComponent("Trash-\(UUID().uuidString)", isDirectory: true)
-            try? fileSystem.rename(destination, to: trash)
-            fileSystem.remove(trash)
-        }
-        if grant.files.isEmpty { try createDirectory(staging, known: &folders) }
-        do {
-            try fileSystem.rename(staging, to: destination)
-        } catch {
-            throw KioskError.fileSystem(path: destination.path, underlying: "could not move the content into place")
-        }
-        fileSystem.synchronizeDirectory(destination.deletingLastPathComponent())
-        ContentReconciler.excludeFromBackup(destination)
-        return InstalledContent(
-            productID: work.productID, version: grant.contentVersion, directory: destination,
-            files: grant.files.map { file in
-                // The grant's own strings, shared, unless a hash needs lowering (a copy per file otherwise).
-                let sha256 =
-                    file.sha256.utf8.contains { (0x41...0x46).contains($0) } ? file.sha256.lowercased() : file.sha256
-                return InstalledFile(path: file.path, length: file.length, sha256: sha256)
-            },
-            installedAt: Date())
     }
 
     /// Deletes files in staging that the grant does not list (leftovers of an older version), keeping the parts of

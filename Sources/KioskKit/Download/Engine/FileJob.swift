@@ -19,6 +19,8 @@ struct FileJob: Sendable {
     var verifiedChunks: Set<Int> = []
     /// Their bytes (already counted in the download's verified bytes).
     var verifiedChunkBytes: Int64 = 0
+    /// The transfer's hash failures, shared by its files.
+    var integrity: Locked<IntegrityCounts>
 }
 
 /// How one file's fetch ended.
@@ -26,6 +28,24 @@ struct FileOutcome: Sendable {
     var file: GrantFile
     /// What the fetch changed, in order (the journal already has those it had to keep).
     var changes: [DownloadChange] = []
-    /// `nil` when the file is verified.
-    var error: (any Error)?
+    /// Why the fetch stopped; `nil` when the file is verified.
+    var stop: Stop?
+
+    /// Why a file's fetch stopped before the file was verified.
+    enum Stop: Sendable {
+        /// The transfer needs a new grant for the file to go on.
+        case needsNewGrant(GrantNeed)
+        /// The fetch failed.
+        case failed(any Error)
+
+        /// The stop for a thrown error: a refusal of the grant's token (expired, or the version gone) is a need of a
+        /// new grant, which keeps every byte still valid (``GrantRenewal``).
+        init(_ error: any Error) {
+            if let error = error as? KioskError, error.needsNewGrant {
+                self = .needsNewGrant(.refused(error))
+            } else {
+                self = .failed(error)
+            }
+        }
+    }
 }

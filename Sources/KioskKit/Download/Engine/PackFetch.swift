@@ -55,6 +55,8 @@ struct PackJob: Sendable {
     var grant: Grant
     var grantReceivedAt: Date?
     var productID: String
+    /// The transfer's hash failures, shared by its files.
+    var integrity: Locked<IntegrityCounts>
 
     /// The length of the run.
     var length: Int64 { files.reduce(0) { $0 + $1.length } }
@@ -64,8 +66,8 @@ extension DownloadEngine {
     /// Fetches a run of files with one ranged request of the pack (holding one connection permit). Each file is
     /// verified against its SHA-256, moved to its final name and journaled as soon as its last byte is written, as
     /// ``fetchAndVerify`` does for one file, so a run cut short keeps the files it completed. Never throws: one
-    /// outcome per file, in order; a file whose bytes did not match is reported to the owner and ends with
-    /// ``EngineSignal/needsNewGrant(reason:)``, like a file fetched on its own; a file the request did not complete
+    /// outcome per file, in order; a file whose bytes did not match is counted (``IntegrityCounts``) and ends with a
+    /// need of a new grant, like a file fetched on its own; a file the request did not complete
     /// ends with the request's error (its bytes are dropped: it is fetched again on its own or in another run).
     func fetchPack(_ job: PackJob, tally: ProgressTally, hooks: EngineHooks) async -> [FileOutcome] {
         let key = "\u{0}pack:" + (job.files.first?.path ?? "")
@@ -83,19 +85,22 @@ extension DownloadEngine {
         for await (index, digest) in completions {
             let file = job.files[index]
             do {
-                try await verify(file, digest: digest, part: parts[index], productID: job.productID, hooks: hooks)
-                outcomes[index].changes.append(.verified(path: file.path))
-                verifiedBytes += file.length
+                if let need = try await verify(file, digest: digest, part: parts[index], job: job, hooks: hooks) {
+                    outcomes[index].stop = .needsNewGrant(need)
+                } else {
+                    outcomes[index].changes.append(.verified(path: file.path))
+                    verifiedBytes += file.length
+                }
             } catch {
-                outcomes[index].error = error
+                outcomes[index].stop = FileOutcome.Stop(error)
             }
         }
         let failure = await transfer
-        for index in outcomes.indices where outcomes[index].changes.isEmpty && outcomes[index].error == nil {
+        for index in outcomes.indices where outcomes[index].changes.isEmpty && outcomes[index].stop == nil {
             // Not completed by the request: fetched again (its partial bytes are not kept).
             fileSystem.remove(parts[index])
-            outcomes[index].error =
-                failure ?? KioskError.invalidResponse("the pack's answer ended before \(job.files[index].path)")
+            outcomes[index].stop = FileOutcome.Stop(
+                failure ?? KioskError.invalidResponse("the pack's answer ended before \(job.files[index].path)"))
         }
         tally.settle(key, adding: verifiedBytes)
         return outcomes
@@ -123,16 +128,17 @@ extension DownloadEngine {
     }
 
     /// A file of a pack run whose bytes are all in its part file: moved to its final name and journaled when its
-    /// digest matches; otherwise deleted and reported to the owner, then ``EngineSignal/needsNewGrant(reason:)``.
+    /// digest matches (`nil`); otherwise deleted and counted (``IntegrityCounts``), then a need of a new grant.
     private func verify(
-        _ file: GrantFile, digest: String, part: URL, productID: String, hooks: EngineHooks
-    ) async throws {
-        let final = layout.stagedFile(productID: productID, path: file.path)
+        _ file: GrantFile, digest: String, part: URL, job: PackJob, hooks: EngineHooks
+    ) async throws -> GrantNeed? {
+        let final = layout.stagedFile(productID: job.productID, path: file.path)
         guard digest == file.sha256.lowercased() else {
             fileSystem.remove(part)
-            try await hooks.integrityFailed(
-                IntegrityFailure(path: file.path, chunk: nil, expectedSHA256: file.sha256, actualSHA256: digest))
-            throw EngineSignal.needsNewGrant(reason: .contentMismatch(path: file.path))
+            try await integrityFailed(
+                IntegrityFailure(path: file.path, chunk: nil, expectedSHA256: file.sha256, actualSHA256: digest),
+                productID: job.productID, counts: job.integrity, hooks: hooks)
+            return .contentMismatch(path: file.path)
         }
         do {
             try fileSystem.rename(part, to: final)
@@ -143,5 +149,6 @@ extension DownloadEngine {
         await hooks.checkpoint(
             [.verified(path: file.path)], final.deletingLastPathComponent(), UnsyncedFile(final, fileSystem: fileSystem)
         )
+        return nil
     }
 }
