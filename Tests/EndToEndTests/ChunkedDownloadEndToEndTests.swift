@@ -142,7 +142,9 @@ struct ChunkedDownloadEndToEndTests {
         try await TestServer.with { server in
             let (data, chunks, receipt) = try await publish(server)
             let root = server.makeScratchDirectory()
-            let first = try await makeClient(server.baseURL, root: root, writer: TestWriter.factory(delay: 0.03))
+            // Slow past half of the bytes: the download is still on its way when the test looks, however late.
+            let pace = WritePace(0.03, slowing: (after: Int64(data.count / 2), to: 0.5))
+            let first = try await makeClient(server.baseURL, root: root, writer: TestWriter.factory(pace: pace))
             try await first.enqueue(productID: Self.product, receipt: receipt)
             try await Support.eventually("a third of the bytes verified") {
                 (await first.download(for: Self.product)?.progress.bytesWritten ?? 0) > Int64(data.count / 3)
@@ -225,7 +227,9 @@ extension ChunkedDownloadEndToEndTests {
         try await TestServer.with { server in
             let (data, _, receipt) = try await publish(server, mebibytes: 8)
             let root = server.makeScratchDirectory()
-            let first = try await makeClient(server.baseURL, root: root, writer: TestWriter.factory(delay: 0.03))
+            // Slow once 2 MiB are written: the download is still on its way when the test looks, however late.
+            let pace = WritePace(0.03, slowing: (after: 2 << 20, to: 0.5))
+            let first = try await makeClient(server.baseURL, root: root, writer: TestWriter.factory(pace: pace))
             try await first.enqueue(productID: Self.product, receipt: receipt)
             try await Support.eventually("a chunk verified") {
                 (await first.download(for: Self.product)?.progress.bytesWritten ?? 0) > 0

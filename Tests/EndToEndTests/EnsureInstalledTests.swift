@@ -31,7 +31,7 @@ struct EnsureInstalledTests {
         let purchase = try await server.buy(Self.product)
         var configuration = KioskClient.Configuration()
         configuration.retryPolicy = KioskKitTestSupport.quickRetries
-        configuration.fileWriterFactory = TestWriter.factory(pace: delay.map(WritePace.init) ?? pace, disk: disk)
+        configuration.fileWriterFactory = TestWriter.factory(pace: delay.map { WritePace($0) } ?? pace, disk: disk)
         if let disk { configuration.availableSpace = { _ in disk.available } }
         let client = try await KioskClient(
             serverURL: server.baseURL, cacheRoot: server.makeScratchDirectory(), configuration: configuration)

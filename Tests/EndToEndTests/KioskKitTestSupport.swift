@@ -133,7 +133,7 @@ final class TestWriter: PositionalPartFileWriter {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(KioskKit.KioskError) {
-        pace.wait()
+        pace.wait(writing: bytes.count)
         if let disk, let allowed = disk.reserve(bytes.count) {
             // Write what fits, then fail like write(2) with ENOSPC.
             try inner.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]))
@@ -143,7 +143,7 @@ final class TestWriter: PositionalPartFileWriter {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskKit.KioskError) {
-        pace.wait()
+        pace.wait(writing: bytes.count)
         if let disk, let allowed = disk.reserve(bytes.count) {
             try inner.write(UnsafeRawBufferPointer(rebasing: bytes[0..<allowed]), at: offset)
             throw .insufficientStorage(needed: Int64(bytes.count - allowed), available: 0)
@@ -170,18 +170,32 @@ final class TestWriter: PositionalPartFileWriter {
     }
 }
 
-/// How long a ``TestWriter`` waits before each block, changeable while downloads run.
+/// How long a ``TestWriter`` waits before each block, changeable while downloads run, and slowing down by itself
+/// past a number of bytes (a download caught in the middle, however late a loaded machine lets the test look).
 final class WritePace: Sendable {
-    private let seconds: Mutex<TimeInterval>
+    private struct State {
+        var seconds: TimeInterval
+        var written: Int64 = 0
+        var slowing: (after: Int64, to: TimeInterval)?
+    }
 
-    init(_ seconds: TimeInterval) { self.seconds = Mutex(seconds) }
+    private let state: Mutex<State>
+
+    /// A pace of `seconds` a block; with `slowing`, of `slowing.to` seconds once `slowing.after` bytes were written.
+    init(_ seconds: TimeInterval, slowing: (after: Int64, to: TimeInterval)? = nil) {
+        state = Mutex(State(seconds: seconds, slowing: slowing))
+    }
 
     /// The wait from now on.
-    func set(_ value: TimeInterval) { seconds.withLock { $0 = value } }
+    func set(_ value: TimeInterval) { state.withLock { $0.seconds = value } }
 
-    /// Waits the current delay (on the writing thread: never Swift's pool).
-    func wait() {
-        let delay = seconds.withLock { $0 }
+    /// Waits the current delay before a block of `count` bytes (on the writing thread: never Swift's pool).
+    func wait(writing count: Int) {
+        let delay = state.withLock { state in
+            state.written += Int64(count)
+            if let slowing = state.slowing, state.written > slowing.after { state.seconds = slowing.to }
+            return state.seconds
+        }
         if delay > 0 { Thread.sleep(forTimeInterval: delay) }
     }
 }

@@ -28,6 +28,11 @@ public struct EntityTag: Sendable, Hashable {
         self = tag
     }
 
+    /// The strong entity tag of a content file: its lowercase hex SHA-256 in quotes, so that a changed file always
+    /// gets a new tag. The server sends it; a client that knows a file's SHA-256 from its grant asks `If-Range`
+    /// with it. `nil` for a string that is not made of entity-tag characters.
+    public static func content(sha256: String) -> EntityTag? { EntityTag(opaqueTag: sha256.lowercased()) }
+
     /// The field value form: `"xyz"` or `W/"xyz"`.
     public var headerValue: String {
         (isWeak ? "W/\"" : "\"") + opaqueTag + "\""

@@ -134,13 +134,7 @@ public actor KioskClient {
         self.journal = Journal(layout: layout, fileSystem: fileSystem)
         self.markers = ContentMarkers(layout: layout, fileSystem: fileSystem)
         let (snapshot, recovery) = journal.load()
-        self.journalRecovery =
-            switch recovery {
-            case .fresh: .fresh
-            case .loaded: .loaded
-            case .previousCopy: .previousCopy
-            case .rebuiltFromDisk: .rebuiltFromDisk
-            }
+        self.journalRecovery = recovery
         coordinator = DownloadCoordinator(
             snapshot: snapshot, queue: DownloadQueue(maximumConcurrent: configuration.maximumConcurrentDownloads),
             retryPolicy: configuration.retryPolicy, progressInterval: configuration.progressInterval,

@@ -26,18 +26,6 @@ import KioskCore
 ///   moved or copied keeps its content (``InstalledContent/journaled()``). A journal written with absolute paths
 ///   (before they were relative) reads the same way.
 final class Journal: Sendable {
-    /// How the last ``load()`` obtained its snapshot.
-    enum Recovery: Sendable, Hashable {
-        /// No journal yet: a fresh start (installed content found on disk, if any, is taken in).
-        case fresh
-        /// The journal read cleanly.
-        case loaded
-        /// The journal was unreadable; the previous good copy was used.
-        case previousCopy
-        /// Neither copy was readable; the installed content was rebuilt from the disk.
-        case rebuiltFromDisk
-    }
-
     /// The log's first line.
     struct LogHeader: Codable, Hashable {
         var generation: UInt64
@@ -101,9 +89,9 @@ final class Journal: Sendable {
     }
 
     /// Loads the journal, recovering from whatever state a crash left.
-    func load() -> (JournalSnapshot, Recovery) {
+    func load() -> (JournalSnapshot, KioskClient.JournalRecovery) {
         fileSystem.remove(temporaryURL)  // a write that never reached its rename
-        let result: (JournalSnapshot, Recovery)
+        let result: (JournalSnapshot, KioskClient.JournalRecovery)
         if let snapshot = read(url) {
             result = (replayingLog(onto: snapshot), .loaded)
         } else if let snapshot = read(previousURL) {
@@ -397,53 +385,4 @@ final class Journal: Sendable {
         }
     }
 
-    // MARK: - Reading
-
-    func read(_ url: URL) -> JournalSnapshot? {
-        guard let data = fileSystem.contents(of: url), !data.isEmpty,
-            let snapshot = try? KioskJSON.decode(JournalSnapshot.self, from: data),
-            snapshot.format <= JournalSnapshot.currentFormat
-        else { return nil }
-        return snapshot
-    }
-
-    /// The snapshot with the log's entries applied, up to the first torn or undecodable line.
-    func replayingLog(onto snapshot: JournalSnapshot) -> JournalSnapshot {
-        guard let generation = snapshot.generation, let data = fileSystem.contents(of: logURL) else { return snapshot }
-        var result = snapshot
-        var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
-        if data.last != 0x0A { lines.removeLast() }  // torn: the last line never got its newline
-        guard let first = lines.first,
-            (try? KioskJSON.decode(LogHeader.self, from: Data(first)))?.generation == generation
-        else { return snapshot }  // a stale log: the snapshot already holds it
-        for line in lines.dropFirst() where !line.isEmpty {
-            guard let entry = try? KioskJSON.decode(JournalEntry.self, from: Data(line)) else { break }
-            result.apply(entry)
-        }
-        return result
-    }
-
-    /// Installed content found under `Content/<product_id>/<version>/` (hashes unknown).
-    static func scanInstalledContent(_ layout: CacheLayout, fileSystem: any KioskFileSystem) -> [InstalledContent] {
-        guard let products = fileSystem.contentsOfDirectory(layout.contentRoot) else { return [] }
-        var found: [InstalledContent] = []
-        for productID in products.sorted() where Identifiers.isValidProductID(productID) {
-            let productFolder = layout.contentRoot.appendingPathComponent(productID, isDirectory: true)
-            guard let versions = fileSystem.contentsOfDirectory(productFolder) else { continue }
-            for version in versions.sorted() where Identifiers.isValidContentVersion(version) {
-                let folder = layout.content(productID: productID, version: version)
-                let files = fileSystem.regularFiles(under: folder)
-                    .map { InstalledFile(path: $0.path, length: $0.status.size, sha256: "") }
-                    .sorted { $0.path < $1.path }
-                guard !files.isEmpty else { continue }
-                let date =
-                    fileSystem.status(folder).map { Date(timeIntervalSince1970: Double($0.modified) / 1e9) } ?? Date()
-                found.append(
-                    InstalledContent(
-                        productID: productID, version: version, directory: folder,
-                        files: files, installedAt: date))
-            }
-        }
-        return found
-    }
 }

@@ -7,7 +7,7 @@ import KioskCore
 
 /// The JSON half of the wire contract: catalog, receipt verification, grants. Errors come back typed, decoded
 /// from the server's error envelope. Receipts and tokens are sent, never logged, and never to another origin: no
-/// request follows a redirect (``ResponseCollector``).
+/// request follows a redirect (``URLSessionTaskRouter``).
 ///
 /// Every answer is bounded: at most ``Limits/maximumResponseSize`` bytes, counted as the decoded bytes arrive
 /// (URLSession inflates `gzip` on its own, so the wire size says nothing), and at most ``Limits/deadline`` seconds
@@ -40,7 +40,7 @@ struct APIClient: Sendable {
     let limits: Limits
     /// This installation's ID, sent with grant requests (the server caps installations per purchase).
     let installationID: String?
-    private let collector: ResponseCollector
+    private let router: URLSessionTaskRouter
     /// Set by ``invalidate()``: no request starts after it (a task on an invalidated session traps).
     private let isInvalidated = Locked(false)
 
@@ -52,12 +52,12 @@ struct APIClient: Sendable {
         sessionConfiguration: URLSessionConfiguration? = nil
     ) {
         let configuration = URLSessionConfiguration.kiosk(base: sessionConfiguration, timeout: idleTimeout)
-        let collector = ResponseCollector()
+        let router = URLSessionTaskRouter()
         let queue = BoundedOperationQueue(limit: 16)
         queue.name = "KioskKit.APIClient"
         self.serverURL = serverURL
-        self.session = URLSession(configuration: configuration, delegate: collector, delegateQueue: queue)
-        self.collector = collector
+        self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: queue)
+        self.router = router
         self.limits = limits
         self.installationID = installationID
     }
@@ -103,11 +103,11 @@ struct APIClient: Sendable {
             throw .clientClosed
         }
         let pending = PendingResponse(limit: limits.maximumResponseSize, deadline: limits.deadline)
-        let collector = self.collector
+        let router = self.router
         let result: Result<(Data, URLResponse), KioskError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 pending.start(task, continuation: continuation) {
-                    collector.register(pending, for: task.taskIdentifier)
+                    router.register(pending, for: task.taskIdentifier)
                 }
             }
         } onCancel: {
@@ -190,180 +190,5 @@ struct APIClient: Sendable {
         }
         let nsError = error as NSError
         return .network(code: nsError.code, underlying: nsError.localizedDescription)
-    }
-}
-
-/// The session delegate of an ``APIClient``: routes each task's callbacks to its ``PendingResponse``.
-///
-/// `@unchecked Sendable`: its only state is the `Locked` table; URLSession calls it on the serial delegate queue.
-final class ResponseCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    private let pending = Locked<[Int: PendingResponse]>([:])
-
-    func register(_ response: PendingResponse, for identifier: Int) {
-        pending.withLock { $0[identifier] = response }
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        guard let response = pending.withLock({ $0[dataTask.taskIdentifier] }), response.receive(data) else { return }
-        // Off the delegate queue: URLSession may be waiting for this queue (BoundedOperationQueue), and some
-        // swift-corelibs-foundation versions cancel synchronously on the session's own queue.
-        DispatchQueue.global().async { dataTask.cancel() }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let response = pending.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
-        response.complete(task.response, error: error)
-    }
-
-    /// Redirects are not followed: every request of this client carries a purchase proof, a grant's token or this
-    /// installation's ID, which a redirect would take to another origin (a 307 even sends the body again). The 3xx
-    /// is the answer: a JSON request fails as its status, and a subchunk range is then fetched with its chunk.
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
-    }
-}
-
-/// One JSON request in flight: its body so far, counted against the limit as it arrives, and its deadline.
-///
-/// `@unchecked Sendable`: `body` is touched only on the session's serial delegate queue; what the deadline timer
-/// and the delegate queue share goes through `Locked`.
-final class PendingResponse: @unchecked Sendable {
-    typealias Continuation = CheckedContinuation<Result<(Data, URLResponse), KioskError>, Never>
-
-    private let limit: Int
-    private let deadline: TimeInterval
-    private var body = Data()
-    private var cancelRequested = false
-    private let failure = Locked<KioskError?>(nil)
-    private let continuation = Locked<Continuation?>(nil)
-    private let timer = Locked<DispatchWorkItem?>(nil)
-
-    init(limit: Int, deadline: TimeInterval) {
-        self.limit = limit
-        self.deadline = deadline
-        // Reserved, not touched: pages become resident only as bytes arrive, and the body never moves while it
-        // grows (a growing buffer that is copied to a larger one holds both, and leaves the allocator fragmented).
-        body.reserveCapacity(min(limit, 64 << 20))
-    }
-
-    /// Registers and starts `task`, and arms the deadline, which fails the request and cancels the task.
-    func start(_ task: URLSessionDataTask, continuation: Continuation, register: () -> Void) {
-        self.continuation.withLock { $0 = continuation }
-        let seconds = deadline
-        let expiry = DispatchWorkItem { [weak self, weak task] in
-            self?.fail(
-                .network(
-                    code: URLError.timedOut.rawValue,
-                    underlying: "the server did not finish its answer within \(Int(seconds)) s"))
-            task?.cancel()
-        }
-        timer.withLock { $0 = expiry }
-        register()
-        task.resume()
-        DispatchQueue.global().asyncAfter(deadline: .now() + deadline, execute: expiry)
-    }
-
-    /// The caller's task was cancelled: ends the wait at once and cancels the request (before it starts, too).
-    func cancel(_ task: URLSessionDataTask) {
-        fail(.network(code: URLError.cancelled.rawValue, underlying: "the request was cancelled"))
-        task.cancel()
-    }
-
-    /// Takes decoded bytes. Returns `true`, once, when the task must be cancelled: the body would pass the limit,
-    /// or the deadline passed.
-    func receive(_ data: Data) -> Bool {
-        if failure.withLock({ $0 }) == nil {
-            guard data.count <= limit - body.count else {
-                fail(.responseTooLarge(limit: limit))
-                body = Data()
-                return requestCancel()
-            }
-            body.append(data)
-            return false
-        }
-        return requestCancel()
-    }
-
-    private func requestCancel() -> Bool {
-        defer { cancelRequested = true }
-        return !cancelRequested
-    }
-
-    /// The task ended: resumes the waiting request once.
-    func complete(_ response: URLResponse?, error: (any Error)?) {
-        timer.withLock { $0 }?.cancel()
-        let result: Result<(Data, URLResponse), KioskError>
-        if let failure = failure.withLock({ $0 }) {
-            result = .failure(failure)
-        } else if let error {
-            result = .failure(APIClient.networkError(error))
-        } else if let response {
-            result = .success((body, response))
-        } else {
-            result = .failure(.invalidResponse("no answer"))
-        }
-        body = Data()
-        continuation.withLock { continuation in
-            continuation?.resume(returning: result)
-            continuation = nil
-        }
-    }
-
-    /// Records the first failure and ends the wait at once: the task's own end may come much later (URLSession
-    /// delivers what it already received before it cancels).
-    private func fail(_ error: KioskError) {
-        let first = failure.withLock { failure -> Bool in
-            guard failure == nil else { return false }
-            failure = error
-            return true
-        }
-        guard first else { return }
-        continuation.withLock { continuation in
-            continuation?.resume(returning: .failure(error))
-            continuation = nil
-        }
-    }
-}
-
-/// A serial `OperationQueue` that makes whoever adds work wait while `limit` blocks are pending: the delegate queue of
-/// an ``APIClient`` session. swift-corelibs-foundation hands every chunk a transfer receives (gzip already inflated) to
-/// the delegate queue without waiting, so a fast or inflating answer piles up in memory faster than the delegate can
-/// count it and cancel; blocking the session's queue here stops libcurl reading the socket until the delegate catches
-/// up. Apple's URLSession applies its own back-pressure; the wait then rarely happens.
-///
-/// `@unchecked Sendable`: `pending` and `runner` are guarded by `condition`.
-final class BoundedOperationQueue: OperationQueue, @unchecked Sendable {
-    private let limit: Int
-    private let condition = NSCondition()
-    private var pending = 0
-    /// The thread running one of this queue's blocks, if any (`OperationQueue.current` is not reliable here).
-    private var runner: Thread?
-
-    init(limit: Int) {
-        self.limit = limit
-        super.init()
-        maxConcurrentOperationCount = 1
-    }
-
-    override func addOperation(_ block: @escaping @Sendable () -> Void) {
-        condition.lock()
-        // Work added from this queue's own blocks never waits (it would wait for itself).
-        while pending >= limit, runner !== Thread.current { condition.wait() }
-        pending += 1
-        condition.unlock()
-        super.addOperation { [condition] in
-            condition.lock()
-            self.runner = Thread.current
-            condition.unlock()
-            block()
-            condition.lock()
-            self.runner = nil
-            self.pending -= 1
-            condition.broadcast()
-            condition.unlock()
-        }
     }
 }

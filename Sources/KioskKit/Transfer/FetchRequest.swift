@@ -30,14 +30,10 @@ struct FetchRequest: Sendable {
 
 /// What a completed fetch left on disk.
 struct FetchOutcome: Sendable {
-    /// The part file's size after the transfer (equals the expected length).
-    var bytesOnDisk: Int64
     /// The lowercase hex SHA-256 of the whole part file.
     var sha256: String
     /// The response's `ETag`.
     var entityTag: String?
-    /// Whether the server sent the whole file (200) although a range was asked: the file was started over.
-    var restartedFromZero: Bool
     /// The part file, still open and not yet fsynced: the journal's group commit makes it durable (and closes it)
     /// before it records the file as verified.
     var unsynced: UnsyncedFile

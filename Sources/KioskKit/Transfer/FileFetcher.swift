@@ -91,7 +91,6 @@ final class FileFetcher: Sendable {
             request: request, hasher: hasher, writerFactory: writerFactory, delivery: transport.delivery,
             errorAnswerDeadline: errorAnswerDeadline, progress: progress)
         var entityTag = request.entityTag
-        var restarted = false
         do {
             while handler.received < request.expectedLength {
                 let first = handler.received
@@ -106,17 +105,14 @@ final class FileFetcher: Sendable {
                     // 200 where 206 was asked with If-Range: the file changed. Start it over from byte 0.
                     try handler.restart()
                     entityTag = nil
-                    restarted = true
                 }
             }
-            let (bytesOnDisk, digest, kept) = try handler.finish(keepingOpen: true)
+            let (_, digest, kept) = try handler.finish(keepingOpen: true)
             guard let writer = kept, let digest else {
                 throw KioskError.fileSystem(
                     path: request.partURL.lastPathComponent, underlying: "the part file was closed")
             }
-            return FetchOutcome(
-                bytesOnDisk: bytesOnDisk, sha256: digest, entityTag: entityTag,
-                restartedFromZero: restarted, unsynced: UnsyncedFile(writer))
+            return FetchOutcome(sha256: digest, entityTag: entityTag, unsynced: UnsyncedFile(writer))
         } catch {
             _ = try? handler.finish(keepingOpen: false)  // keep every valid byte received so far
             throw error
@@ -144,17 +140,15 @@ final class FileFetcher: Sendable {
                 var first = range.lowerBound
                 while true {
                     do {
-                        let outcome = try await segment(handler, first: first, last: range.upperBound, entityTag: nil)
+                        let outcome = try await segment(
+                            handler, first: first, last: range.upperBound, entityTag: request.entityTag)
                         guard case .received = outcome else {
                             throw KioskError.invalidResponse("the server sent the whole file for a range of it")
                         }
                         break
                     } catch KioskError.network(let code, let underlying) {
-                        // A connection that broke after bringing bytes: go on from there, so that a network cutting
-                        // every connection after a few hundred KiB still gets each chunk.
-                        guard handler.received > first else {
-                            throw KioskError.network(code: code, underlying: underlying)
-                        }
+                        guard RetryPolicy.continuesAtOnce(brokenRequestFrom: first, receivedUpTo: handler.received)
+                        else { throw KioskError.network(code: code, underlying: underlying) }
                         first = handler.received
                     }
                 }
@@ -177,7 +171,7 @@ final class FileFetcher: Sendable {
     ) async throws -> SegmentOutcome {
         let request = handler.request
         var headers = [
-            "Authorization": "Bearer \(request.token)", "Accept-Encoding": "identity",
+            BearerAuthorization.name: BearerAuthorization.value(request.token), "Accept-Encoding": "identity",
             "Range": "bytes=\(first)-\(last)",
         ]
         if let entityTag { headers["If-Range"] = entityTag }

@@ -141,34 +141,3 @@ final class SegmentSplitter: PositionalPartFileWriter {
         }
     }
 }
-
-extension DownloadEngine {
-    /// Fetches the range of `request` (nothing when nil) into `splitter`, in requests of at most `requestLength`
-    /// bytes on one connection permit, with a set of blocks from `pool`; returns the request's error, if any, once
-    /// the splitter has reported every segment it completed (the segments before a failure count), and ends
-    /// `completion` then.
-    func fetchSegments(
-        _ request: FetchRequest?, into splitter: SegmentSplitter, blocks pool: BlockPool,
-        requestLength: Int64 = FileFetcher.segmentSize,
-        completion: AsyncStream<(index: Int, sha256: String)>.Continuation
-    ) async -> (any Error)? {
-        var failure: (any Error)?
-        if let request {
-            let fetcher = self.fetcher
-            do {
-                try await budget.withPermit {
-                    // At most one block set per permit: memory does not grow with the requests waiting. A transport
-                    // that delivers inline needs none.
-                    let blocks = fetcher.transport.delivery == .queued ? pool.take() : nil
-                    defer { if let blocks { pool.give(blocks) } }
-                    try await fetcher.fetchRange(request, into: splitter, blocks: blocks, segmentSize: requestLength)
-                }
-            } catch {
-                failure = error
-            }
-        }
-        splitter.finish()
-        completion.finish()
-        return failure
-    }
-}

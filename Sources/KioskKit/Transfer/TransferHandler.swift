@@ -20,7 +20,7 @@ import KioskCore
 /// a time (or by `fetch` between two requests, when no callback can run), the hashing and writing state only by
 /// ``take(_:)`` (on `ioQueue`, or inline on the delivering thread, which `finish` follows), and what both read goes
 /// through `Locked`.
-final class TransferHandler: @unchecked Sendable {
+final class TransferHandler: URLSessionTaskRoute, @unchecked Sendable {
     private enum Mode {
         case undecided
         case content
@@ -34,17 +34,12 @@ final class TransferHandler: @unchecked Sendable {
     /// The longest an error answer may take, from its status line to its last byte: ``errorAnswerDeadline``, at
     /// most this (a body that drips a byte now and then never reaches ``errorBodyLimit`` and never idles out).
     static let maximumErrorAnswerDeadline: TimeInterval = 10
-    /// Where requests are stopped (a cancel may wait for the transport's own queue). A serial queue of its own gets
-    /// a thread even when the global queue's few threads (one per CPU) are all busy, so a stop never waits for them.
-    static let stops = DispatchQueue(label: "KioskKit.TransferHandler.stops")
 
     static let blockSize = 1 << 20
     /// The block size of a chunk's transfer: several chunks of one file are in flight at once, each with blocks of
     /// its own (``TransferBlocks``, reused from chunk to chunk), so that memory stays about what one whole-file
     /// transfer takes.
     static let rangeBlockSize = 256 << 10
-    /// The smallest block written and hashed on two threads at once.
-    static let parallelBlockMinimum = 64 << 10
     static let blockCount = 4
 
     let request: FetchRequest
@@ -188,52 +183,28 @@ final class TransferHandler: @unchecked Sendable {
             return
         }
         entityTag = http.value(forHTTPHeaderField: "ETag")
-        let status = http.statusCode
-        guard status == 200 || status == 206 else {
+        let answer = RangeAnswer.judge(
+            status: http.statusCode, field: { http.value(forHTTPHeaderField: $0) }, first: segmentFirst,
+            last: segmentLast, of: request)
+        switch answer {
+        case .content(let last):
+            segmentLast = last
+            mode = .content
+        case .errorBody(let status):
             mode = .errorBody(status: status)
             startErrorAnswerDeadline()
-            return
+        case .fileChanged:
+            mode = .fileChanged
+        case .invalid(let error):
+            fail(error)
         }
-        // An error body must never become content: a JSON answer for a file that is not JSON is refused here;
-        // Content-Length, Content-Range and the SHA-256 check catch the rest.
-        let type = (http.value(forHTTPHeaderField: "Content-Type") ?? "").lowercased()
-        if type.contains("json"), !request.partURL.deletingPathExtension().pathExtension.lowercased().contains("json") {
-            fail(.invalidResponse("a content request was answered with \(type) and status \(status)"))
-            return
-        }
-        if status == 200 {
-            guard segmentFirst == 0, request.rangeEnd == request.expectedLength else {
-                mode = .fileChanged
-                return
-            }
-            // The whole file instead of the first segment (ranges ignored): take it.
-            segmentLast = request.expectedLength - 1
-        } else {
-            let field = http.value(forHTTPHeaderField: "Content-Range") ?? ""
-            guard case .satisfied(let range, let complete)? = ContentRange(parsing: field),
-                range.first == segmentFirst, range.last == segmentLast, complete == request.expectedLength
-            else {
-                fail(
-                    .invalidResponse(
-                        "Content-Range '\(field)' does not match bytes=\(segmentFirst)-\(segmentLast) of \(request.expectedLength)"
-                    ))
-                return
-            }
-        }
-        if let length = http.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init),
-            length != segmentLast - segmentFirst + 1
-        {
-            fail(.invalidResponse("Content-Length \(length) does not match the requested range"))
-            return
-        }
-        mode = .content
     }
 
     /// Ends the current request once its error answer has taken ``errorAnswerDeadline``, unless it ended first.
     private func startErrorAnswerDeadline() {
         let request = errorAnswer.withLock { $0.request }
         let deadline = DispatchTime.now() + errorAnswerDeadline
-        Self.stops.asyncAfter(deadline: deadline) { [weak self] in
+        URLSessionTaskRouter.stops.asyncAfter(deadline: deadline) { [weak self] in
             guard let stop = self?.errorAnswer.withLock({ $0.cut(request: request) }) else { return }
             stop()
         }
@@ -346,30 +317,13 @@ final class TransferHandler: @unchecked Sendable {
             }
             return
         }
-        let step = BlockStep(hasher: runningHash)
-        let piece = Piece(bytes: bytes)
-        let work: @Sendable (Int) -> Void = { index in
-            if index == 0, let writer = self.writer {
-                do { try writer.write(piece.bytes) } catch {
-                    step.writeError = (error as? KioskError) ?? .fileSystem(path: "part", underlying: "\(error)")
-                }
-            } else {
-                step.hasher.update(bufferPointer: piece.bytes)
-            }
+        switch WriteAndHash.run(bytes, writer: writer, hasher: runningHash, parallel: delivery == .queued) {
+        case .success(let hashed):
+            hasher = hashed
+            written += Int64(bytes.count)
+        case .failure(let error):
+            ioFailure.withLock { $0 = error }
         }
-        // Below 64 KiB, handing half the work to another thread costs more than it saves (small files).
-        if delivery == .inline || bytes.count < Self.parallelBlockMinimum {
-            work(0)
-            work(1)
-        } else {
-            DispatchQueue.concurrentPerform(iterations: 2, execute: work)
-        }
-        if let writeError = step.writeError {
-            ioFailure.withLock { $0 = writeError }
-            return
-        }
-        hasher = step.hasher
-        written += Int64(bytes.count)
     }
 
     /// The error an error answer of `status` stands for, from the body kept and the response's `Retry-After`.
@@ -428,73 +382,8 @@ final class TransferHandler: @unchecked Sendable {
     }
 }
 
-/// The error answer of a ``TransferHandler``'s current request: whether it was cut (its body read as far as it is
-/// kept, or its deadline passed), and how to stop the request. The delivering thread and the deadline's timer share
-/// it; requests are numbered so that a late timer cannot cut the next one.
-struct ErrorAnswer {
-    /// The number of the current request.
-    private(set) var request = 0
-    private var stop: (@Sendable () -> Void)?
-    private var isCut = false
-
-    /// A new request, stopped by `stop`.
-    mutating func begin(stop: @escaping @Sendable () -> Void) {
-        request += 1
-        self.stop = stop
-        isCut = false
-    }
-
-    /// Cuts the answer of request `number` if it is the current one and still going: returns how to stop it (once).
-    mutating func cut(request number: Int) -> (@Sendable () -> Void)? {
-        guard number == request, let stop, !isCut else { return nil }
-        isCut = true
-        return stop
-    }
-
-    /// The request ended: whether its answer was cut.
-    mutating func end() -> Bool {
-        defer {
-            stop = nil
-            isCut = false
-        }
-        return isCut
-    }
-}
-
-/// The ``TransferHandler/blockCount`` buffers of a transfer. A transfer that is over (its fetch returned or threw)
-/// has given every block back, so the next transfer of the same lane may take them: the chunks of a file reuse their
-/// lane's blocks instead of allocating (and giving back to malloc's per-thread arenas) a megabyte per chunk.
-///
-/// `@unchecked Sendable`: the buffers are used by one transfer at a time (see ``TransferHandler``).
-final class TransferBlocks: @unchecked Sendable {
-    let buffers: [UnsafeMutableRawBufferPointer]
-
-    init(size: Int) {
-        buffers = (0..<TransferHandler.blockCount).map { _ in
-            UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 64)
-        }
-    }
-
-    deinit { for buffer in buffers { buffer.deallocate() } }
-}
-
-/// The two results of processing one block in parallel. `@unchecked Sendable`: each field is written by exactly
-/// one of the two `concurrentPerform` iterations and read after both have finished.
-private final class BlockStep: @unchecked Sendable {
-    var hasher: SHA256
-    var writeError: KioskError?
-
-    init(hasher: SHA256) { self.hasher = hasher }
-}
-
 /// A block handed from the delegate queue to the I/O queue. `@unchecked Sendable`: exactly one queue owns a
 /// block at a time; ownership passes through the free list and its semaphore.
 private struct Block: @unchecked Sendable {
     let buffer: UnsafeMutableRawBufferPointer
-}
-
-/// Bytes written and hashed on two threads at once. `@unchecked Sendable`: both only read them, and their owner
-/// waits for both before the memory is reused.
-private struct Piece: @unchecked Sendable {
-    let bytes: UnsafeRawBufferPointer
 }

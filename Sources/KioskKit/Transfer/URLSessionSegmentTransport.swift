@@ -11,7 +11,7 @@ final class URLSessionSegmentTransport: SegmentTransport {
     let session: URLSession
     let delivery = BodyDelivery.queued
     let timeout: TimeInterval
-    private let router: TransferRouter
+    private let router: URLSessionTaskRouter
 
     /// A session that opens at most `maximumConnections` connections to a host, made from `sessionConfiguration`
     /// when given.
@@ -19,7 +19,7 @@ final class URLSessionSegmentTransport: SegmentTransport {
         let configuration = URLSessionConfiguration.kiosk(
             base: sessionConfiguration, timeout: timeout, cookies: false)
         configuration.httpMaximumConnectionsPerHost = maximumConnections
-        let router = TransferRouter()
+        let router = URLSessionTaskRouter()
         // Bounded: swift-corelibs-foundation hands each received piece to the delegate queue without waiting, so a
         // body that does not end (an error answer) would pile up there faster than it is read, and be read on long
         // after the handler asked to cancel.
@@ -87,54 +87,5 @@ final class SegmentStart: Sendable {
             if case .started = state { task.cancel() }
             state = .cancelled
         }
-    }
-}
-
-/// The session delegate: routes each task's callbacks to its ``TransferHandler``, and cancels a task once its
-/// handler wants no more of it.
-///
-/// `@unchecked Sendable`: its only state is the `Locked` table; URLSession calls it on the serial delegate queue.
-final class TransferRouter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    private struct Routes {
-        var handlers: [Int: TransferHandler] = [:]
-        /// Tasks whose cancellation was asked for (once each).
-        var stopping: Set<Int> = []
-    }
-
-    private let routes = Locked(Routes())
-
-    func register(_ handler: TransferHandler, for identifier: Int) {
-        routes.withLock { $0.handlers[identifier] = handler }
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let identifier = dataTask.taskIdentifier
-        guard let handler = routes.withLock({ $0.handlers[identifier] }),
-            !handler.receive(data, response: dataTask.response),
-            routes.withLock({ $0.stopping.insert(identifier).inserted })
-        else { return }
-        // Once, and off the delegate queue: swift-corelibs-foundation cancels synchronously on the session's queue,
-        // which may be waiting for this one (BoundedOperationQueue).
-        TransferHandler.stops.async { dataTask.cancel() }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let identifier = task.taskIdentifier
-        guard
-            let handler = routes.withLock({ routes in
-                routes.stopping.remove(identifier)
-                return routes.handlers.removeValue(forKey: identifier)
-            })
-        else { return }
-        handler.complete(response: task.response, error: error)
-    }
-
-    /// Redirects are not followed: a grant's URLs are checked to be on the server's own origin, and a redirect would
-    /// take the bearer token elsewhere. The 3xx is the answer, and fails as its status.
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        completionHandler(nil)
     }
 }

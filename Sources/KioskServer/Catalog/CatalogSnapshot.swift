@@ -30,7 +30,7 @@ public struct ManifestFile: Sendable, Hashable {
     public var modifiedNanoseconds: Int64 { identity.modifiedNanoseconds }
 
     /// The strong entity tag: the SHA-256 in quotes, so a changed file always gets a new tag.
-    public var entityTag: EntityTag { EntityTag(opaqueTag: sha256)! }  // hex digits are always a valid opaque tag
+    public var entityTag: EntityTag { EntityTag.content(sha256: sha256)! }  // hex digits are valid tag characters
     /// `Last-Modified`, truncated to whole seconds as HTTP dates are.
     public var lastModified: Date { Date(timeIntervalSince1970: TimeInterval(modifiedNanoseconds / 1_000_000_000)) }
     /// The RFC 9530 `Repr-Digest` value: `sha-256=:<base64>:`.

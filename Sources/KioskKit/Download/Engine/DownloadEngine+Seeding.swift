@@ -2,131 +2,6 @@ import Crypto
 import Foundation
 import KioskCore
 
-/// Where the bytes of a chunk are in the installed version of a product: a file of it, at an offset.
-struct ChunkSource: Sendable, Hashable {
-    /// The installed file's path, relative to the installed folder.
-    var path: String
-    /// Where the chunk starts in it.
-    var offset: Int64
-    /// The chunk's length.
-    var length: Int64
-}
-
-/// What an update takes from the installed version, decided from the grant, the installed files and the index of
-/// their chunks alone (no I/O): which granted files are copied whole, and which chunks are copied.
-enum SeedPlan {
-    /// For each granted file to seed (see `wanted`), the path of an installed file with the same SHA-256 and length,
-    /// under any path (a renamed file costs nothing), by granted path. Installed files whose hash is unknown (a
-    /// journal rebuilt from the disk) match nothing. O(granted + installed files).
-    static func wholeFiles(
-        _ files: [GrantFile], installed: [InstalledFile], wanted: (GrantFile) -> Bool
-    ) -> [String: String] {
-        var byHash: [String: InstalledFile] = [:]
-        for file in installed where !file.sha256.isEmpty { byHash[file.sha256.lowercased()] = file }
-        guard !byHash.isEmpty else { return [:] }
-        var plan: [String: String] = [:]
-        for file in files where wanted(file) {
-            if let source = byHash[file.sha256.lowercased()], source.length == file.length {
-                plan[file.path] = source.path
-            }
-        }
-        return plan
-    }
-
-    /// The chunks among `pending` (indexes into `chunks`) whose SHA-256 and length the index of the installed chunks
-    /// holds, with where to copy them from, in file order.
-    static func reusableChunks(
-        _ chunks: [GrantChunk], pending: [Int], index: [String: ChunkSource]
-    ) -> [(index: Int, source: ChunkSource)] {
-        pending.compactMap { position in
-            let chunk = chunks[position]
-            guard let source = index[chunk.sha256.lowercased()], source.length == chunk.length else { return nil }
-            return (position, source)
-        }
-    }
-}
-
-/// The chunks of installed files, cut the way the server cuts (the grant's ``ChunkingParameters``) and hashed:
-/// SHA-256 → where the bytes are. The bytes are read once, 1 MiB at a time; a damaged chunk simply has another hash
-/// (and is fetched).
-enum ChunkIndex {
-    /// Indexes `files` of the folder `directory`; `nil` when this client does not cut with `parameters`. A file that
-    /// cannot be read is left out (its chunks are fetched).
-    static func build(
-        _ files: [InstalledFile], in directory: URL, parameters: ChunkingParameters, fileSystem: any KioskFileSystem
-    ) throws -> [String: ChunkSource]? {
-        try build(
-            ranges: files.map { ChunkSource(path: $0.path, offset: 0, length: .max) }, in: directory,
-            parameters: parameters, fileSystem: fileSystem)
-    }
-
-    /// Indexes the byte ranges `sources` of files of `directory`, each cut from its first byte as if it were a file
-    /// of its own (a ``ChunkSource/length`` of `Int64.max` reads to the end of the file); `nil` when this client
-    /// does not cut with `parameters`. A range that cannot be read is indexed as far as it was read.
-    static func build(
-        ranges sources: [ChunkSource], in directory: URL, parameters: ChunkingParameters,
-        fileSystem: any KioskFileSystem
-    ) throws -> [String: ChunkSource]? {
-        guard ContentDefinedChunker(parameters) != nil else { return nil }
-        var index: [String: ChunkSource] = [:]
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: FileHashing.chunkSize, alignment: 64)
-        defer { buffer.deallocate() }
-        var opened: (path: String, file: any KioskFile)?
-        defer { opened?.file.close() }
-        for source in sources {
-            try Task.checkCancellation()
-            if opened?.path != source.path {
-                opened?.file.close()
-                opened = nil
-                let url = directory.appendingPathComponent(source.path, isDirectory: false)
-                guard let file = try? fileSystem.open(url, mode: .read) else { continue }
-                opened = (source.path, file)
-            }
-            guard let file = opened?.file else { continue }
-            try? add(source, of: file, parameters: parameters, buffer: buffer, to: &index)
-        }
-        return index
-    }
-
-    /// Cuts and hashes one range of a file into `index` (the first place a hash is seen is kept).
-    private static func add(
-        _ source: ChunkSource, of file: any KioskFile, parameters: ChunkingParameters,
-        buffer: UnsafeMutableRawBufferPointer, to index: inout [String: ChunkSource]
-    ) throws(SystemCallError) {
-        guard var chunker = ContentDefinedChunker(parameters) else { return }
-        var hasher = SHA256()
-        var start: Int64 = 0  // from the range's first byte
-        var position: Int64 = 0
-        func cut(at end: Int64) {
-            let digest = hasher.finalize().hexString
-            if index[digest] == nil {
-                index[digest] = ChunkSource(path: source.path, offset: source.offset + start, length: end - start)
-            }
-            hasher = SHA256()
-            start = end
-        }
-        while position < source.length {
-            let want = Int(min(Int64(buffer.count), source.length - position))
-            let count = try file.read(
-                into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]), at: source.offset + position)
-            if count == 0 { break }
-            var offset = 0
-            while offset < count {
-                let rest = UnsafeRawBufferPointer(rebasing: buffer[offset..<count])
-                guard let boundary = chunker.nextBoundary(in: rest) else {
-                    hasher.update(bufferPointer: rest)
-                    break
-                }
-                hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: rest[..<(rest.startIndex + boundary)]))
-                offset += boundary
-                cut(at: position + Int64(offset))
-            }
-            position += Int64(count)
-        }
-        if position > start { cut(at: position) }
-    }
-}
-
 extension DownloadEngine {
     /// Seeds the staging of an update from the installed version (`installed`, of another version than the grant's,
     /// or of the grant's version with files lost to a purge) before anything is fetched:
@@ -241,7 +116,8 @@ extension DownloadEngine {
     }
 
     /// Copies the chunks of a granted file found in the installed files into its part at their offsets, each hashed
-    /// from the bytes written and journaled once they are durable (see ``seed(_:from:grant:onDisk:folders:tally:hooks:)``).
+    /// from the bytes written and journaled once they are durable
+    /// (see ``seed(_:from:grant:onDisk:folders:tally:hooks:)``).
     private func copyChunks(
         _ reusable: [(index: Int, source: ChunkSource)], of file: GrantFile, chunks: [GrantChunk],
         from installed: InstalledContent, work: inout DownloadWork, onDisk: inout [String: Int64],
