@@ -68,12 +68,12 @@ struct SubchunkTestServer {
 
     /// The subchunk resource of a file, as a client builds it from the grant.
     static func subchunksPath(_ file: String, version: String = "1.0") -> String {
-        GrantService.subchunksURL(product: product, version: version) + "/" + file
+        GrantURLs.subchunks(product: product, version: version) + "/" + file
     }
 
     /// The content resource of a file.
     static func contentPath(_ file: String, version: String = "1.0") -> String {
-        GrantService.contentURL(product: product, version: version, path: file)
+        GrantURLs.content(product: product, version: version, path: file)
     }
 
     /// A GET of `target` (path and query) with the token as a bearer, if any.
