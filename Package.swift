@@ -84,10 +84,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        // Fixtures the store and server tests share: Apple's verifyReceipt answers, products and dates.
+        .target(name: "KioskStoreTestSupport", dependencies: ["KioskStore"], path: "Tests/KioskStoreTestSupport"),
+        // KioskStore alone, as the fuzzers and tools build it: no server.
+        .testTarget(name: "KioskStoreTests", dependencies: ["KioskStore", "KioskCore", "KioskStoreTestSupport"]),
         .testTarget(
             name: "KioskServerTests",
             dependencies: [
-                "KioskServer", "KioskStore", "KioskCore",
+                "KioskServer", "KioskStore", "KioskCore", "KioskStoreTestSupport",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -1,4 +1,5 @@
 import Foundation
+import KioskStoreTestSupport
 import Logging
 
 @testable import KioskServer
@@ -6,7 +7,7 @@ import Logging
 /// Shared helpers for the server unit tests: temporary folders, product folders, a settable clock, a log recorder.
 enum ServerTestFixtures {
     /// 2026-11-01T00:00:00Z.
-    static let november2026 = Date(timeIntervalSince1970: 1_793_491_200)
+    static let november2026 = VerificationFixtures.november2026
 
     /// An `Info.json` document as text.
     static func infoJSON(

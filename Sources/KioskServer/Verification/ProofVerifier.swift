@@ -24,7 +24,7 @@ struct ProofVerifier: Sendable {
             do {
                 verified = try await receipts.verify(receiptData: receiptData)
             } catch {
-                logger.notice("receipt refused", metadata: ["code": "\(error.code)"])
+                logger.notice("receipt refused", metadata: ["code": "\(error.errorCode.rawValue)"])
                 throw error
             }
         case .signedTransaction(let jws):
