@@ -178,6 +178,9 @@ struct HostileClientTests {
         }
     }
 
+    /// Decided by what the server did with each head, not by how soon: it answered 400, or closed the connection
+    /// (a reset can overtake the 400). A server that held the connection would leave the client to give up on its own
+    /// read timeout, which fails.
     @Test func hugeHeadersAreRefused() async throws {
         try await ServeProcess.with(arguments: Self.shortTimeouts) { server in
             for headers in [
@@ -185,15 +188,14 @@ struct HostileClientTests {
                 (0..<150).map { ("X-Many-\($0)", "v") },
                 [("Range", "bytes=" + (0..<3000).map { "\($0)-\($0)" }.joined(separator: ","))],
             ] {
-                let start = ContinuousClock.now
                 do {
                     let response = try await RawHTTP.send(
-                        port: server.port, method: "GET", target: "/healthz", headers: headers, timeout: 5)
+                        port: server.port, method: "GET", target: "/healthz", headers: headers, timeout: 30)
                     #expect(response.status == 400)
-                } catch is RawHTTP.Failure {
+                } catch let failure as RawHTTP.Failure {
                     // The server may close before the client has read its answer (a reset): refused all the same.
+                    #expect(!failure.description.hasSuffix("errno \(EAGAIN)"), "the client timed out: \(failure)")
                 }
-                #expect(ContinuousClock.now - start < .seconds(2))
                 try await expectResponsive(server)
             }
         }
