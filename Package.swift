@@ -84,10 +84,19 @@ let package = Package(
             ]
         ),
         .testTarget(name: "KioskCoreTests", dependencies: ["KioskCore"]),
+        // Fixtures the store and server tests share: Apple's verifyReceipt answers, products and dates.
+        .target(name: "KioskStoreTestSupport", dependencies: ["KioskStore"], path: "Tests/KioskStoreTestSupport"),
+        // KioskStore alone, as the fuzzers and tools build it: no server.
+        .testTarget(name: "KioskStoreTests", dependencies: ["KioskStore", "KioskCore", "KioskStoreTestSupport"]),
+        // What the server and end-to-end tests share: the live-server starter, its executor, the log recorder.
+        .target(
+            name: "KioskServerTestSupport",
+            dependencies: ["KioskServer", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/KioskServerTestSupport"),
         .testTarget(
             name: "KioskServerTests",
             dependencies: [
-                "KioskServer", "KioskStore", "KioskCore",
+                "KioskServer", "KioskStore", "KioskCore", "KioskStoreTestSupport", "KioskServerTestSupport",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -100,7 +109,7 @@ let package = Package(
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
-                "KioskServer", "KioskKit", "KioskCore",
+                "KioskServer", "KioskKit", "KioskCore", "KioskServerTestSupport",
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

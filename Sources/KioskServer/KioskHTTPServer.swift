@@ -137,20 +137,15 @@ public struct KioskHTTPServer: Sendable {
             catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations,
             metrics: metrics, now: now)
         let faults = configuration.faults.map { FaultInjector(profile: $0, seed: configuration.faultsSeed) }
-        PackRoutes(
-            access: contentAccess, metrics: metrics,
+        let responder = RangeResponder(
             evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
-            chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout, faults: faults, now: now
-        ).register(on: router)
-        ContentRoutes(
-            access: contentAccess,
-            metrics: metrics,
-            evaluator: RangeRequestEvaluator(maxRanges: configuration.maxRangesPerRequest),
-            chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout,
-            faults: faults, now: now
-        ).register(on: router)
+            chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout, metrics: metrics,
+            now: now)
+        PackRoutes(access: contentAccess, responder: responder, faults: faults).register(on: router)
+        ContentRoutes(access: contentAccess, responder: responder, faults: faults).register(on: router)
         SubchunkRoutes(
-            access: contentAccess, subchunks: SubchunkService(access: contentAccess, cutter: SubchunkCutter(metrics: metrics)),
+            access: contentAccess,
+            subchunks: SubchunkService(access: contentAccess, cutter: SubchunkCutter(metrics: metrics)),
             metrics: metrics
         ).register(on: router)
         if let faults = configuration.faults {

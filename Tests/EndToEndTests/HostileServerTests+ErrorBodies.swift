@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import Testing
 
 @testable import KioskKit

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import KioskStore
 import Testing
 
@@ -87,7 +88,7 @@ struct CatalogReloadHistoryTests {
         let content = try ServerTestDirectory("catalog")
         try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
         let catalog = await ContentCatalog(
-            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+            contentDirectory: content.url, dataDirectory: nil, logger: LogRecorder().logger)
         let first = catalog.snapshotAndHistory
         await catalog.reload()
         let again = catalog.snapshotAndHistory

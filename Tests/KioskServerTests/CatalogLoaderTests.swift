@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import Testing
 
 @testable import KioskServer
@@ -572,7 +573,7 @@ struct CatalogLoaderTests {
         let content = try ServerTestDirectory("catalog")
         let data = try ServerTestDirectory("data")
         try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
-        let log = ServerTestLogRecorder()
+        let log = LogRecorder()
         let catalog = await ContentCatalog(contentDirectory: content.url, dataDirectory: data.url, logger: log.logger)
         let generation = catalog.generation
 
@@ -593,7 +594,7 @@ struct CatalogLoaderTests {
         let content = try ServerTestDirectory("catalog")
         let data = try ServerTestDirectory("data")
         try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
-        let log = ServerTestLogRecorder()
+        let log = LogRecorder()
         let catalog = await ContentCatalog(contentDirectory: content.url, dataDirectory: data.url, logger: log.logger)
         let swaps = { log.count(of: "catalog loaded") }
         #expect(swaps() == 1)
@@ -635,17 +636,17 @@ struct CatalogLoaderTests {
         let data = try ServerTestDirectory("data")
         try content.writeProduct(id: "com.a", files: ["Contents/a.pdf": Data("abc".utf8)])
         let first = await ContentCatalog(
-            contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
+            contentDirectory: content.url, dataDirectory: data.url, logger: LogRecorder().logger)
         let files = try #require(first.snapshot.products["com.a"]?.files)
         try F.writeCache(to: data.url("hash-cache.txt"), files: files, digest: F.poisonedDigest)
 
         let second = await ContentCatalog(
-            contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
+            contentDirectory: content.url, dataDirectory: data.url, logger: LogRecorder().logger)
         #expect(second.snapshot.products["com.a"]?.files.first?.sha256 == F.poisonedDigest)
 
         // Without a data directory nothing is cached: the file is hashed.
         let third = await ContentCatalog(
-            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+            contentDirectory: content.url, dataDirectory: nil, logger: LogRecorder().logger)
         #expect(third.snapshot.products["com.a"]?.files.first?.sha256 == F.abcDigest)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import Testing
 
 @testable import KioskServer
@@ -23,7 +24,7 @@ struct ContentAccessTests {
             data = try ServerTestDirectory("access-data")
             try content.writeProduct(id: ContentAccessTests.product, files: ["Contents/a.pdf": Data("pdf".utf8)])
             catalog = await ContentCatalog(
-                contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
+                contentDirectory: content.url, dataDirectory: data.url, logger: LogRecorder().logger)
             clock = ServerTestClock(ServerTestFixtures.november2026)
             revocations = RevocationList()
             access = ContentAccess(
@@ -179,7 +180,7 @@ struct ContentAccessTests {
         try content.writeProduct(
             id: Self.product, files: Dictionary(uniqueKeysWithValues: names.map { ($0, Data($0.utf8)) }))
         let catalog = await ContentCatalog(
-            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+            contentDirectory: content.url, dataDirectory: nil, logger: LogRecorder().logger)
         let cache = OpenFileCache(capacity: 2)
         let files = try #require(catalog.snapshot.products[Self.product]?.files)
         var opened: [OpenContentFile] = []

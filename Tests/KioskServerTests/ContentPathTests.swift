@@ -147,7 +147,7 @@ struct ContentPathTests {
     ])
     func contentURLRoundTripsThroughParse(path: String) throws {
         #expect(Identifiers.isValidFilePath(path))
-        let url = GrantService.contentURL(product: Self.product, version: "1.0", path: path)
+        let url = GrantURLs.content(product: Self.product, version: "1.0", path: path)
         #expect(url.hasPrefix("/v1/content/\(Self.product)/1.0/Contents/"))
         #expect(!url.contains(" "), "spaces are percent-encoded: \(url)")
         #expect(URL(string: "http://localhost" + url) != nil, "\(url) is a valid URL path")
@@ -156,7 +156,7 @@ struct ContentPathTests {
     }
 
     @Test func contentURLEncodesEachSegmentButNotTheSlashes() {
-        let url = GrantService.contentURL(product: "p", version: "1.0", path: "Contents/a b/c d.pdf")
+        let url = GrantURLs.content(product: "p", version: "1.0", path: "Contents/a b/c d.pdf")
         #expect(url == "/v1/content/p/1.0/Contents/a%20b/c%20d.pdf")
     }
 
@@ -202,7 +202,7 @@ struct ContentPathTests {
     func tokenComesFromTheBearerHeaderOrTheQuery(authorization: String?, query: String?, expected: String?) {
         let path = "/v1/content/p/1.0/Contents/x" + (query.map { "?a=1&token=\($0)" } ?? "")
         let request = Self.request(path, authorization: authorization)
-        #expect(ContentRoutes.token(from: request) == expected)
+        #expect(request.bearerToken == expected)
     }
 
     // MARK: Accept-Encoding
@@ -234,11 +234,11 @@ struct ContentPathTests {
             ("", false),
         ] as [(String, Bool)])
     func acceptsGzip(header: String, expected: Bool) {
-        #expect(CatalogRepresentation.acceptsGzip(header) == expected, "\(header)")
+        #expect(ContentNegotiation.acceptsGzip(header) == expected, "\(header)")
     }
 
     @Test func noAcceptEncodingMeansNoGzip() {
-        #expect(CatalogRepresentation.acceptsGzip(nil) == false)
+        #expect(ContentNegotiation.acceptsGzip(nil) == false)
     }
 
     @Test(
@@ -247,6 +247,6 @@ struct ContentPathTests {
             ("*;q=0, gzip", true),  // gzip explicitly accepted
         ] as [(String, Bool)])
     func explicitGzipEntryWinsOverWildcard(header: String, expected: Bool) {
-        #expect(CatalogRepresentation.acceptsGzip(header) == expected, "\(header)")
+        #expect(ContentNegotiation.acceptsGzip(header) == expected, "\(header)")
     }
 }

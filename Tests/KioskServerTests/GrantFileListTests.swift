@@ -1,6 +1,7 @@
 import CompressNIO
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import NIOConcurrencyHelpers
 import NIOCore
 import Testing
@@ -46,7 +47,7 @@ struct CRC32Tests {
 private func catalog(_ files: [String: Data], in content: ServerTestDirectory) async throws -> ContentCatalog {
     try content.writeProduct(id: "com.example.pack", files: files)
     return await ContentCatalog(
-        contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+        contentDirectory: content.url, dataDirectory: nil, logger: LogRecorder().logger)
 }
 
 private func files(_ count: Int) -> [String: Data] {
@@ -174,7 +175,7 @@ struct GrantFileListTests {
         let content = try ServerTestDirectory()
         for id in ["com.a", "com.b", "com.c"] { try content.writeProduct(id: id, files: files(30)) }
         let products = await ContentCatalog(
-            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger
+            contentDirectory: content.url, dataDirectory: nil, logger: LogRecorder().logger
         ).snapshot.products
         let (a, b, c) = (products["com.a"]!, products["com.b"]!, products["com.c"]!)
         let size = try GrantFileList(product: a).byteCount

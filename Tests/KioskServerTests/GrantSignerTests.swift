@@ -308,7 +308,7 @@ struct GrantSignerTests {
 
     @Test func scopeMatchesOnlyTheSameProductAndVersion() {
         let claims = F.claims
-        #expect(GrantSigner.checkScope(claims, productID: claims.productID, contentVersion: "1.0") == nil)
+        #expect(claims.opens(productID: claims.productID, version: "1.0"))
     }
 
     @Test(arguments: [
@@ -321,7 +321,9 @@ struct GrantSignerTests {
         ("", ""),
     ])
     func scopeRefusesAnythingElse(productID: String, version: String) throws {
-        let error = try #require(GrantSigner.checkScope(F.claims, productID: productID, contentVersion: version))
+        #expect(!F.claims.opens(productID: productID, version: version))
+        // What ContentAccess refuses such a request with.
+        let error = GrantTokenRefusal.outOfScope
         #expect(error.errorCode == .tokenScope)
         #expect(error.errorCode.httpStatus == 403)
     }

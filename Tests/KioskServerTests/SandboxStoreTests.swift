@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import KioskStore
 import SQLKit
 import SQLiteKit
@@ -48,7 +49,7 @@ struct SandboxTestHarness {
         try content.writeProduct(id: pass, type: "non_renewing", subscriptionPeriod: "P7D")
         try content.writeProduct(id: passWithoutPeriod, type: "non_renewing")
         let catalog = await ContentCatalog(
-            contentDirectory: content.url, dataDirectory: data.url, logger: ServerTestLogRecorder().logger)
+            contentDirectory: content.url, dataDirectory: data.url, logger: LogRecorder().logger)
         let clock = ServerTestClock(ServerTestFixtures.november2026)
         let connection = try await SQLiteConnection.open(storage: .memory)
         let store = try await SandboxStore(

@@ -1,12 +1,13 @@
 import Foundation
-import Logging
+import KioskStoreTestSupport
 
 @testable import KioskServer
 
-/// Shared helpers for the server unit tests: temporary folders, product folders, a settable clock, a log recorder.
+/// Shared helpers for the server unit tests: temporary folders, product folders, a settable clock (the log recorder is
+/// ``LogRecorder``, shared with the end-to-end tests).
 enum ServerTestFixtures {
     /// 2026-11-01T00:00:00Z.
-    static let november2026 = Date(timeIntervalSince1970: 1_793_491_200)
+    static let november2026 = VerificationFixtures.november2026
 
     /// An `Info.json` document as text.
     static func infoJSON(
@@ -88,34 +89,4 @@ typealias ServerTestClock = ManualClock
 extension ManualClock {
     /// A `now` closure reading this clock.
     var closure: @Sendable () -> Date { { [self] in self.now } }
-}
-
-/// Records log messages, to observe what a component did.
-final class ServerTestLogRecorder: @unchecked Sendable {  // Sendable: `messages` is only touched under `lock`.
-    private let lock = NSLock()
-    private var recorded: [String] = []
-
-    var messages: [String] { lock.withLock { recorded } }
-
-    func count(of message: String) -> Int { messages.filter { $0 == message }.count }
-
-    fileprivate func append(_ message: String) { lock.withLock { recorded.append(message) } }
-
-    /// A logger whose messages land here.
-    var logger: Logger {
-        Logger(label: "kiosk.server.tests") { _ in ServerTestLogHandler(recorder: self) }
-    }
-}
-
-private struct ServerTestLogHandler: LogHandler {
-    let recorder: ServerTestLogRecorder
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) { recorder.append(event.message.description) }
 }

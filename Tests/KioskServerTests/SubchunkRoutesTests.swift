@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -15,12 +16,18 @@ struct SubchunkTestServer {
     static let product = "com.example.delta"
     static let secret = String(repeating: "s", count: 32)
 
-    let port: Int
     let content: ServerTestDirectory
-    let server: KioskHTTPServer
-    let log: ServerTestLogRecorder
+    let live: LiveKioskServer
+    let log: LogRecorder
 
-    /// Runs `body` against a server serving `files` (paths below the product folder), then stops it.
+    /// The bound port.
+    var port: Int { live.port }
+    /// The running server.
+    var server: KioskHTTPServer { live.server }
+
+    /// Runs `body` against a server serving `files` (paths below the product folder), then stops it. Started by
+    /// the end-to-end tests' starter (``LiveKioskServer``), on a configuration of its own: a one-product content
+    /// folder and a known grant secret.
     static func with(files: [String: Data], _ body: (SubchunkTestServer) async throws -> Void) async throws {
         let content = try ServerTestDirectory("subchunk-content")
         let data = try ServerTestDirectory("subchunk-data")
@@ -31,30 +38,15 @@ struct SubchunkTestServer {
         configuration.dataDirectory = data.url
         configuration.reloadInterval = .zero
         configuration.grantSecret = secret
-        let log = ServerTestLogRecorder()
-        let server = try await KioskHTTPServer(configuration: configuration, logger: log.logger)
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let shutdown = ServerShutdown()
-        let task = Task {
-            defer { continuation.finish() }
-            try await server.run(shutdown: shutdown) { _, port in continuation.yield(port) }
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else {
-            try await task.value
-            Issue.record("the server did not start")
-            return
-        }
-        let running = SubchunkTestServer(port: port, content: content, server: server, log: log)
+        let log = LogRecorder()
+        let live = try await LiveKioskServer.start(configuration: configuration, logger: log.logger)
         do {
-            try await body(running)
+            try await body(SubchunkTestServer(content: content, live: live, log: log))
         } catch {
-            await shutdown.trigger()
-            _ = try? await task.value
+            await live.stop()
             throw error
         }
-        await shutdown.trigger()
-        _ = try? await task.value
+        await live.stop()
     }
 
     /// A token for `version` of the product, live for a minute.
@@ -68,12 +60,12 @@ struct SubchunkTestServer {
 
     /// The subchunk resource of a file, as a client builds it from the grant.
     static func subchunksPath(_ file: String, version: String = "1.0") -> String {
-        GrantService.subchunksURL(product: product, version: version) + "/" + file
+        GrantURLs.subchunks(product: product, version: version) + "/" + file
     }
 
     /// The content resource of a file.
     static func contentPath(_ file: String, version: String = "1.0") -> String {
-        GrantService.contentURL(product: product, version: version, path: file)
+        GrantURLs.content(product: product, version: version, path: file)
     }
 
     /// A GET of `target` (path and query) with the token as a bearer, if any.
@@ -331,7 +323,7 @@ struct SubchunkServiceTests {
         let big = FileChunkingTests.randomBytes(3 << 20, seed: seed)
         try content.writeProduct(id: "com.example.delta", files: ["Contents/big.bin": big])
         let catalog = await ContentCatalog(
-            contentDirectory: content.url, dataDirectory: nil, logger: ServerTestLogRecorder().logger)
+            contentDirectory: content.url, dataDirectory: nil, logger: LogRecorder().logger)
         let file = try #require(catalog.snapshot.products["com.example.delta"]?.file(atPath: "Contents/big.bin"))
         let opened = try #require(await catalog.openFiles.open(file, of: "com.example.delta", at: file.absolutePath))
         return (content, big, file, opened)

@@ -40,27 +40,8 @@ public struct CatalogRepresentation: Sendable {
 
     /// The body and tag to send to a client with this `Accept-Encoding` value, and whether it is gzipped.
     func variant(acceptEncoding: String?) -> (body: ByteBuffer, entityTag: EntityTag, isGzip: Bool) {
-        if let gzip, Self.acceptsGzip(acceptEncoding) { return (gzip, gzipEntityTag, true) }
+        if let gzip, ContentNegotiation.acceptsGzip(acceptEncoding) { return (gzip, gzipEntityTag, true) }
         return (json, entityTag, false)
-    }
-
-    /// Whether an `Accept-Encoding` value accepts gzip (RFC 9110 §12.5.3): the quality of an explicit `gzip` or
-    /// `x-gzip` entry if there is one, otherwise that of `*`, must be above zero.
-    static func acceptsGzip(_ value: String?) -> Bool {
-        guard let value else { return false }
-        var explicit: Double?
-        var wildcard: Double?
-        for item in value.lowercased().split(separator: ",") {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let coding = parts.first else { continue }
-            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.map { Double($0.dropFirst(2)) ?? 0 } ?? 1
-            switch coding {
-            case "gzip", "x-gzip": explicit = max(explicit ?? 0, quality)
-            case "*": wildcard = quality
-            default: continue
-            }
-        }
-        return (explicit ?? wildcard ?? 0) > 0
     }
 }
 

@@ -17,6 +17,18 @@ struct ResponseFaults {
     let metrics: ServerMetrics
     let logger: Logger
 
+    /// The faults `injector` chooses for one response (``FaultInjector/faults(requested:download:)``), or nil for
+    /// none.
+    init?(
+        injector: FaultInjector, requested: FaultSpec?, download: Int?, metrics: ServerMetrics, logger: Logger
+    ) {
+        guard let spec = injector.faults(requested: requested, download: download) else { return nil }
+        self.spec = spec
+        self.injector = injector
+        self.metrics = metrics
+        self.logger = logger
+    }
+
     /// Waits for `first-byte`, then answers the injected status, if any (nil: go on answering the content).
     func beforeResponse() async throws -> Response? {
         if let delay = spec.firstByte {

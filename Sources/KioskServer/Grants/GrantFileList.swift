@@ -31,7 +31,7 @@ struct GrantFileList: Sendable {
     func grantPack(for product: CatalogProduct) -> GrantPack? {
         guard product.files.count > 1 else { return nil }
         return GrantPack(
-            url: GrantService.packURL(product: product.info.productID, version: product.info.contentVersion),
+            url: GrantURLs.pack(product: product.info.productID, version: product.info.contentVersion),
             length: pack.length)
     }
 
@@ -39,7 +39,7 @@ struct GrantFileList: Sendable {
     func grantSubchunks(for product: CatalogProduct) -> GrantSubchunks? {
         guard chunking != nil else { return nil }
         return GrantSubchunks(
-            url: GrantService.subchunksURL(product: product.info.productID, version: product.info.contentVersion),
+            url: GrantURLs.subchunks(product: product.info.productID, version: product.info.contentVersion),
             chunking: SubchunkService.chunking)
     }
 
@@ -99,7 +99,7 @@ struct GrantFileList: Sendable {
         return product.files.map { file in
             GrantFile(
                 path: file.path, length: file.length, sha256: file.sha256,
-                url: GrantService.contentURL(product: id, version: version, path: file.path),
+                url: GrantURLs.content(product: id, version: version, path: file.path),
                 chunks: file.grantChunks)
         }
     }

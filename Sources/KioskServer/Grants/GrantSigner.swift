@@ -2,41 +2,6 @@ import Crypto
 import Foundation
 import KioskCore
 
-/// What a grant token says: which product version it opens, for which transaction, until when.
-public struct GrantClaims: Codable, Sendable, Hashable {
-    /// The product the token opens.
-    public var productID: String
-    /// The content version the token opens.
-    public var contentVersion: String
-    /// The store transaction that paid for it (for audit and revocation).
-    public var transactionID: String
-    /// Expiry, in whole seconds since 1970.
-    public var expiresAt: Int64
-    /// The first transaction of the paying purchase: revoking it revokes the token too. Absent in tokens issued
-    /// before it was added.
-    public var originalTransactionID: String?
-
-    /// Creates claims.
-    public init(
-        productID: String, contentVersion: String, transactionID: String, expiresAt: Int64,
-        originalTransactionID: String? = nil
-    ) {
-        self.productID = productID
-        self.contentVersion = contentVersion
-        self.transactionID = transactionID
-        self.expiresAt = expiresAt
-        self.originalTransactionID = originalTransactionID
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case productID = "p"
-        case contentVersion = "v"
-        case transactionID = "t"
-        case expiresAt = "exp"
-        case originalTransactionID = "o"
-    }
-}
-
 /// Signs and checks grant tokens: `v1.<key id>.<base64url claims>.<base64url HMAC-SHA-256>`.
 ///
 /// The MAC covers everything before it, so neither the claims nor the key ID can be changed; it is compared in
@@ -71,13 +36,5 @@ public struct GrantSigner: Sendable {
             return .failure(.expired)
         }
         return .success(claims)
-    }
-
-    /// Checks that verified claims open `productID` at `contentVersion`.
-    public static func checkScope(_ claims: GrantClaims, productID: String, contentVersion: String)
-        -> GrantTokenRefusal?
-    {
-        guard claims.productID == productID, claims.contentVersion == contentVersion else { return .outOfScope }
-        return nil
     }
 }

@@ -38,9 +38,7 @@ struct ContentAccess: Sendable {
     /// replaced file has another inode, an edited one another modification or change time); the descriptor then
     /// comes from the cache. A changed file reloads the catalog, and the request is answered from the new manifest.
     func file(at path: ContentPath, for claims: GrantClaims) async throws(ContentRefusal) -> OpenContentFile {
-        if let refusal = GrantSigner.checkScope(claims, productID: path.productID, contentVersion: path.version) {
-            throw .token(refusal)
-        }
+        guard claims.opens(productID: path.productID, version: path.version) else { throw .token(.outOfScope) }
         let file = try Self.resolve(path, in: catalog.snapshot)
         if let opened = await open(file, of: path.productID) { return opened }
         // The file changed on disk since the catalog was built: reload and answer from the new manifest.
@@ -57,14 +55,9 @@ struct ContentAccess: Sendable {
     func pack(productID: String, version: String, for claims: GrantClaims) throws
         -> (product: CatalogProduct, pack: ProductPack)
     {
-        if let refusal = GrantSigner.checkScope(claims, productID: productID, contentVersion: version) {
-            throw ContentRefusal.token(refusal)
-        }
+        guard claims.opens(productID: productID, version: version) else { throw ContentRefusal.token(.outOfScope) }
         let snapshot = catalog.snapshot
-        guard let product = snapshot.products[productID] else { throw ContentRefusal.unknownProduct(productID) }
-        guard product.info.contentVersion == version else {
-            throw ContentRefusal.versionGone(productID: productID, version: version)
-        }
+        let product = try Self.product(productID, version: version, in: snapshot)
         return (product, try snapshot.grantFiles.list(for: product).pack)
     }
 
@@ -84,24 +77,24 @@ struct ContentAccess: Sendable {
         return await catalog.openFiles.open(file, of: productID, at: location)
     }
 
+    /// The catalog's product `productID`, if `version` is its current version.
+    private static func product(_ productID: String, version: String, in snapshot: CatalogSnapshot)
+        throws(ContentRefusal) -> CatalogProduct
+    {
+        guard let product = snapshot.products[productID] else { throw .unknownProduct(productID) }
+        guard product.info.contentVersion == version else {
+            throw .versionGone(productID: productID, version: version)
+        }
+        return product
+    }
+
     private static func resolve(_ path: ContentPath, in snapshot: CatalogSnapshot) throws(ContentRefusal)
         -> ManifestFile
     {
-        guard let product = snapshot.products[path.productID] else { throw .unknownProduct(path.productID) }
-        guard product.info.contentVersion == path.version else {
-            throw .versionGone(productID: path.productID, version: path.version)
-        }
+        let product = try product(path.productID, version: path.version, in: snapshot)
         guard let file = product.file(atPath: path.filePath) else {
             throw .unknownFile(productID: path.productID, path: path.filePath)
         }
         return file
     }
-}
-
-/// The product, version and file a content or subchunk request names, decoded and checked (see
-/// ``ContentPath/init(rawPath:under:)``).
-struct ContentPath: Equatable {
-    var productID: String
-    var version: String
-    var filePath: String
 }

@@ -93,38 +93,4 @@ struct GrantService: Sendable {
                 $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0))
             }
     }
-
-    /// The path of a version's pack (``GrantPack``). Product IDs and versions are made of URL-safe characters.
-    static func packURL(product: String, version: String) -> String { "/v1/packs/\(product)/\(version)" }
-
-    /// The path of a version's subchunks (``GrantSubchunks``); a file's is this followed by `/` and the file's path,
-    /// percent-encoded as in ``contentURL(product:version:path:)``.
-    static func subchunksURL(product: String, version: String) -> String { "/v1/subchunks/\(product)/\(version)" }
-
-    /// `/v1/content/<product>/<version>/<path>` with each path segment percent-encoded.
-    static func contentURL(product: String, version: String, path: String) -> String {
-        let encoded = path.split(separator: "/").map { segment in
-            // Unreserved characters are never encoded: most segments are made of them only, and skip the slower
-            // encoding (a grant of 20,000 files builds 20,000 URLs).
-            guard segment.utf8.allSatisfy(isUnreserved) else {
-                return String(segment).addingPercentEncoding(withAllowedCharacters: segmentAllowed) ?? String(segment)
-            }
-            return String(segment)
-        }
-        return "/v1/content/\(product)/\(version)/" + encoded.joined(separator: "/")
-    }
-
-    /// The characters a path segment keeps as they are.
-    private static let segmentAllowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))
-
-    /// RFC 3986 unreserved: letters, digits, `-`, `.`, `_`, `~`.
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-            UInt8(ascii: "~"):
-            true
-        default: false
-        }
-    }
 }

@@ -10,7 +10,7 @@ import NIOPosix
 /// before the next is read (the writer's back-pressure). Either way a download never holds a file in memory. A body
 /// with injected byte-stream faults always goes through the chunked path, each chunk through a
 /// ``FaultyBodyWriter``.
-struct FileBody {
+struct FileBody: RangedBody {
     /// A piece of the body: literal bytes or a range of the file (the multipart planner's vocabulary).
     typealias Segment = MultipartByteRangesPlan.Segment
 

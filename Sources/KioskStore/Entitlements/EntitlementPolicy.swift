@@ -68,16 +68,6 @@ public enum EntitlementRefusal: Error, Sendable, Hashable {
         }
     }
 
-    /// The stable machine code of the API's error envelope: `receipt_invalid` for a receipt of another app,
-    /// `not_entitled` otherwise.
-    public var code: String {
-        if case .wrongBundle = self { return "receipt_invalid" }
-        return "not_entitled"
-    }
-
-    /// The HTTP status the API answers with.
-    public var httpStatus: Int { 403 }
-
     /// A sentence for people that names the product.
     public var message: String {
         switch self {

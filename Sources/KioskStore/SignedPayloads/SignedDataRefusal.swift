@@ -1,8 +1,8 @@
 import Foundation
 import KioskCore
 
-/// Why a signed transaction or notification (a JWS) was refused. Every case answers `transaction_invalid`; the
-/// ``reason`` tells them apart (it is the `reason` of the error envelope).
+/// Why a signed transaction or notification (a JWS) was refused. The server answers every case with
+/// `transaction_invalid`, and tells them apart by the envelope's `reason`.
 public enum SignedDataRefusal: Error, Sendable, Hashable {
     /// Not a compact JWS, or its header or payload is not the expected JSON.
     case malformed(String)
@@ -24,22 +24,6 @@ public enum SignedDataRefusal: Error, Sendable, Hashable {
     case bundleMismatch(String)
     /// The payload's environment is not one this server accepts.
     case environmentMismatch(String)
-
-    /// A stable, machine-readable name of the reason.
-    public var reason: String {
-        switch self {
-        case .malformed: "malformed"
-        case .unsupportedAlgorithm: "algorithm"
-        case .chainLength: "chain_length"
-        case .certificateMalformed: "certificate_malformed"
-        case .missingAppleOID: "missing_oid"
-        case .certificateExpired: "certificate_expired"
-        case .untrustedChain: "untrusted_root"
-        case .signatureInvalid: "signature"
-        case .bundleMismatch: "bundle_id"
-        case .environmentMismatch: "environment"
-        }
-    }
 
     /// A sentence for people. Never contains the JWS itself.
     public var message: String {

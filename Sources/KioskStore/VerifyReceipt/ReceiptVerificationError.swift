@@ -3,8 +3,8 @@ import KioskCore
 
 /// Why a receipt could not be verified, with the store's status code where one applies.
 ///
-/// Each case maps to one code of the API's error envelope (`code`, `httpStatus`) and has a sentence a person
-/// understands (`message`). Messages never contain the receipt.
+/// Each case has a sentence a person understands (`message`), which never contains the receipt. The server maps
+/// each case to its API error code and HTTP status.
 public enum ReceiptVerificationError: Error, Sendable, Hashable {
     /// The receipt is longer than the server's `ReceiptVerifier.maximumReceiptLength` (3 MiB, as Apple).
     case payloadTooLarge
@@ -22,28 +22,6 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
     /// (`--transaction-environments`): refused before any grant.
     case environmentNotAccepted(StoreEnvironment)
 
-    /// The stable machine code of the API's error envelope.
-    public var code: String {
-        switch self {
-        case .payloadTooLarge: "payload_too_large"
-        case .receiptMalformed: "receipt_malformed"
-        case .receiptInvalid, .environmentNotAccepted: "receipt_invalid"
-        case .storeUnavailable: "store_unavailable"
-        case .storeMisconfigured: "store_misconfigured"
-        }
-    }
-
-    /// The HTTP status the API answers with.
-    public var httpStatus: Int {
-        switch self {
-        case .payloadTooLarge: 413
-        case .receiptMalformed: 400
-        case .receiptInvalid, .environmentNotAccepted: 403
-        case .storeUnavailable: 503
-        case .storeMisconfigured: 500
-        }
-    }
-
     /// The store's status code, when the store gave one.
     public var storeStatus: Int? {
         switch self {
@@ -54,13 +32,6 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
         case .storeMisconfigured(let status, _): status
         case .environmentNotAccepted: nil
         }
-    }
-
-    /// Which check failed, machine-readable (the error envelope's `reason`): `environment` for
-    /// ``environmentNotAccepted(_:)``, nil otherwise.
-    public var reason: String? {
-        guard case .environmentNotAccepted = self else { return nil }
-        return "environment"
     }
 
     /// The value of the `Retry-After` header, in whole seconds, for ``storeUnavailable(retryAfter:status:)``.
@@ -98,9 +69,4 @@ public enum ReceiptVerificationError: Error, Sendable, Hashable {
                 + "does not accept."
         }
     }
-}
-
-extension ReceiptVerificationError: CustomStringConvertible {
-    /// `code: message`, for logs.
-    public var description: String { "\(code): \(message)" }
 }

@@ -1,9 +1,10 @@
+import KioskServerTestSupport
 import Logging
-import Synchronization
 
-/// The server's content requests counted by URL path, read from its log (give ``logger`` to
-/// ``TestServer/start(content:logger:configure:)``): the `content request` lines at `debug`, and the `fault injected`
-/// lines of `fault=corrupt`, joined to their request by `request_id`. No proxy between client and server.
+/// The server's content requests counted by URL path, read from its log as a ``LogRecorder`` keeps it (give
+/// ``logger`` to ``TestServer/start(content:logger:configure:)``): the `content request` lines at `debug`, and the
+/// `fault injected` lines of `fault=corrupt`, joined to their request by `request_id`. No proxy between client and
+/// server.
 ///
 /// With a ``Pack`` named, the `pack request` lines of that pack count too: each counts as a request of every file
 /// whose bytes its range covers, and a corrupted byte of its body is put down to the file it fell in.
@@ -25,7 +26,8 @@ final class ContentRequestLog: Sendable {
         }
     }
 
-    private struct State {
+    /// What the log says so far.
+    private struct Tally {
         var counts: [String: Int] = [:]
         var total = 0
         /// Each request's path, and where its body starts in the pack for a pack request.
@@ -33,53 +35,50 @@ final class ContentRequestLog: Sendable {
         var corrupted: [String] = []
     }
 
-    private let state = Mutex(State())
+    private let recorder = LogRecorder(level: .debug)
     private let pack: Pack?
 
     /// A log of content requests, and of the requests of `pack` when given.
     init(pack: Pack? = nil) { self.pack = pack }
 
-    /// A logger at `debug` that feeds this log (and drops every other line).
-    var logger: Logger {
-        var logger = Logger(label: "kiosk.test.content-requests") { _ in Handler(log: self) }
-        logger.logLevel = .debug
-        return logger
-    }
+    /// A logger at `debug` that feeds this log.
+    var logger: Logger { recorder.logger }
 
     /// Content requests so far, by URL path (`/v1/content/<product>/<version>/<file path>`), a pack request counting
     /// for each file it covers.
-    var counts: [String: Int] { state.withLock { $0.counts } }
+    var counts: [String: Int] { tally().counts }
     /// Content and pack requests so far.
-    var total: Int { state.withLock { $0.total } }
+    var total: Int { tally().total }
     /// The URL paths of the responses whose bytes were corrupted, once per corrupted response.
-    var corruptedPaths: [String] { state.withLock { $0.corrupted } }
+    var corruptedPaths: [String] { tally().corrupted }
 
-    fileprivate func record(_ message: String, metadata: Logger.Metadata) {
+    /// The server's log so far, read line by line.
+    private func tally() -> Tally {
+        var tally = Tally()
+        for entry in recorder.entries { record(entry.message, metadata: entry.metadata, in: &tally) }
+        return tally
+    }
+
+    private func record(_ message: String, metadata: Logger.Metadata, in tally: inout Tally) {
         guard case .string(let id)? = metadata["request_id"] else { return }
         switch message {
         case "content request":
             guard case .string(let path)? = metadata["path"] else { return }
-            state.withLock { state in
-                state.counts[path, default: 0] += 1
-                state.total += 1
-                state.requests[id] = (path, nil)
-            }
+            tally.counts[path, default: 0] += 1
+            tally.total += 1
+            tally.requests[id] = (path, nil)
         case "pack request":
             guard let pack, metadata["path"] == .string(pack.path), case .string(let range)? = metadata["range"],
                 let (first, last) = Self.bounds(range)
             else { return }
-            state.withLock { state in
-                for file in pack.files(covering: first, last) { state.counts[file, default: 0] += 1 }
-                state.total += 1
-                state.requests[id] = (pack.path, first)
-            }
+            for file in pack.files(covering: first, last) { tally.counts[file, default: 0] += 1 }
+            tally.total += 1
+            tally.requests[id] = (pack.path, first)
         case "fault injected" where metadata["fault"] == .string("corrupt"):
-            state.withLock { state in
-                guard let request = state.requests[id] else { return }
-                guard let start = request.packStart, let pack else { return state.corrupted.append(request.path) }
-                guard case .string(let text)? = metadata["offset"], let offset = Int64(text) else { return }
-                state.corrupted += pack.files(covering: start + offset, start + offset)
-            }
+            guard let request = tally.requests[id] else { return }
+            guard let start = request.packStart, let pack else { return tally.corrupted.append(request.path) }
+            guard case .string(let text)? = metadata["offset"], let offset = Int64(text) else { return }
+            tally.corrupted += pack.files(covering: start + offset, start + offset)
         default:
             break
         }
@@ -91,21 +90,5 @@ final class ContentRequestLog: Sendable {
         let parts = range.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]) else { return nil }
         return (first, last)
-    }
-
-    private struct Handler: LogHandler {
-        let log: ContentRequestLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .debug
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            log.record(
-                event.message.description, metadata: metadata.merging(event.metadata ?? [:]) { _, new in new })
-        }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import KioskCore
 import KioskServer
+import KioskServerTestSupport
 import Logging
 
 /// A real Kiosk server on an ephemeral loopback port, serving a private copy of the sample catalog (safe to modify)
@@ -15,27 +16,21 @@ final class TestServer: LoopbackKioskServer {
     /// The server's data directory.
     let dataDirectory: URL
     /// The running server (its catalog, ledger and metrics).
-    let server: KioskHTTPServer
-    private let task: Task<Void, any Error>
-    private let shutdown: ServerShutdown
+    var server: KioskHTTPServer { live.server }
+    private let live: LiveKioskServer
     private let root: URL
 
-    private init(
-        baseURL: URL, port: Int, root: URL, contentDirectory: URL, dataDirectory: URL, server: KioskHTTPServer,
-        task: Task<Void, any Error>, shutdown: ServerShutdown
-    ) {
-        self.shutdown = shutdown
-        self.baseURL = baseURL
-        self.port = port
+    private init(root: URL, contentDirectory: URL, dataDirectory: URL, live: LiveKioskServer) {
+        self.baseURL = URL(string: "http://127.0.0.1:\(live.port)")!
+        self.port = live.port
         self.root = root
         self.contentDirectory = contentDirectory
         self.dataDirectory = dataDirectory
-        self.server = server
-        self.task = task
+        self.live = live
     }
 
     /// How long ``stop()`` lets in-flight responses finish.
-    static let stopDeadline = Duration.seconds(10)
+    static let stopDeadline = LiveKioskServer.stopDeadline
 
     /// The repository's sample catalog.
     static let sampleContent = URL(fileURLWithPath: #filePath)
@@ -71,23 +66,8 @@ final class TestServer: LoopbackKioskServer {
         defaultLogger.logLevel =
             ProcessInfo.processInfo.environment["KIOSK_TEST_LOG"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         let logger = logger ?? defaultLogger
-        let server = try await KioskHTTPServer(configuration: configuration, logger: logger)
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        let shutdown = ServerShutdown()
-        // On threads of its own: the server accepts and answers whatever the other suites give Swift's pool.
-        let task = Task(executorPreference: DedicatedExecutor.shared) {
-            defer { continuation.finish() }
-            try await server.run(shutdown: shutdown) { _, port in continuation.yield(port) }
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else {
-            try await task.value
-            throw TestServerError.didNotStart
-        }
-        return TestServer(
-            baseURL: URL(string: "http://127.0.0.1:\(port)")!, port: port, root: root,
-            contentDirectory: contentDirectory, dataDirectory: dataDirectory, server: server, task: task,
-            shutdown: shutdown)
+        let live = try await LiveKioskServer.start(configuration: configuration, logger: logger)
+        return TestServer(root: root, contentDirectory: contentDirectory, dataDirectory: dataDirectory, live: live)
     }
 
     /// Runs `body` against a fresh server, and stops the server and removes its folders afterwards, whether `body`
@@ -99,22 +79,9 @@ final class TestServer: LoopbackKioskServer {
         try await start(content: content, logger: logger, configure: configure).serving(body)
     }
 
-    /// Stops the server gracefully and removes its folders. A graceful shutdown rather than a cancellation: cancelling
-    /// the serving task can drop accepted connections not yet served, which traps in SwiftNIO
-    /// (`Deinited NIOAsyncWriter without calling finish()`).
-    /// A response still in flight after ``stopDeadline`` (a stalled body, say) is cut by cancelling the server.
+    /// Stops the server gracefully (``LiveKioskServer/stop()``) and removes its folders.
     func stop() async {
-        await shutdown.trigger()
-        let task = self.task
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { _ = try? await task.value }
-            group.addTask {
-                try? await Task.sleep(for: Self.stopDeadline)  // cancelled when the server ends first
-                if !Task.isCancelled { task.cancel() }
-            }
-            await group.next()
-            group.cancelAll()
-        }
+        await live.stop()
         try? FileManager.default.removeItem(at: root)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import Logging
 import Testing
 
@@ -27,7 +28,7 @@ struct LoopbackAddressTests {
         configuration.contentDirectory = content.url
         configuration.dataDirectory = data.url
         configuration.reloadInterval = .zero
-        let log = ServerTestLogRecorder()
+        let log = LogRecorder()
         for start in 1...2 {
             let server = try await KioskHTTPServer(configuration: configuration, logger: log.logger)
             let running = Task { try await server.run() }
@@ -36,7 +37,7 @@ struct LoopbackAddressTests {
             #expect(log.messages.filter { $0.contains("sells everything for free") }.count == start)
         }
         configuration.host = "127.0.0.1"
-        let quiet = ServerTestLogRecorder()
+        let quiet = LogRecorder()
         let server = try await KioskHTTPServer(configuration: configuration, logger: quiet.logger)
         let running = Task { try await server.run() }
         running.cancel()

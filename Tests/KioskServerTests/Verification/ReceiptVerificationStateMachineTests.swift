@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskServer
 import KioskStore
+import KioskStoreTestSupport
 import Testing
 
 @Suite("Receipt verification state machine")
@@ -21,7 +22,7 @@ struct ReceiptVerificationStateMachineTests {
             case .succeed: "succeed"
             case .post(let environment): "post to \(environment.rawValue)"
             case .backoff: "back off"
-            case .fail(let error): "fail with \(error.code) \(error.storeStatus.map(String.init) ?? "")"
+            case .fail(let error): "fail with \(error.errorCode.rawValue) \(error.storeStatus.map(String.init) ?? "")"
             }
         }
     }
@@ -353,11 +354,11 @@ struct ReceiptVerificationStateMachineTests {
     @Test("A refused environment is a 403 receipt_invalid with the reason environment")
     func environmentRefusal() {
         let error = ReceiptVerificationError.environmentNotAccepted(.sandbox)
-        #expect(error.code == "receipt_invalid")
-        #expect(error.httpStatus == 403)
-        #expect(error.reason == "environment")
+        #expect(error.errorCode.rawValue == "receipt_invalid")
+        #expect(error.status.code == 403)
+        #expect(error.errorReason == "environment")
         #expect(error.message.contains("Sandbox"))
-        #expect(ReceiptVerificationError.receiptInvalid(status: 21003).reason == nil)
+        #expect(ReceiptVerificationError.receiptInvalid(status: 21003).errorReason == nil)
     }
 
     @Test("A redirect from the store is a misconfiguration, not followed")

@@ -2,6 +2,7 @@ import Foundation
 import KioskCore
 import KioskServer
 import KioskStore
+import KioskStoreTestSupport
 import Testing
 
 @Suite("Receipt verifier")

@@ -10,12 +10,12 @@ struct InstallationRoutes {
     func register(on router: Router<KioskRequestContext>) {
         router.post("/v1/installations") { request, context in
             let body = try await JSONIO.decodeBody(
-                InstallationsRequest.self, from: request, limit: PurchaseRoutes.receiptBodyLimit)
+                InstallationsRequest.self, from: request, limit: RequestBodyLimits.receipt)
             return try JSONIO.response(try await installations.installations(body, logger: context.logger))
         }
         router.post("/v1/installations/remove") { request, context in
             let body = try await JSONIO.decodeBody(
-                InstallationRemovalRequest.self, from: request, limit: PurchaseRoutes.receiptBodyLimit)
+                InstallationRemovalRequest.self, from: request, limit: RequestBodyLimits.receipt)
             return try JSONIO.response(try await installations.remove(body, logger: context.logger))
         }
     }

@@ -8,19 +8,16 @@ import KioskCore
 struct PurchaseRoutes {
     let grants: GrantService
 
-    /// A receipt of 3 MiB plus the JSON around it.
-    static let receiptBodyLimit = ReceiptVerifier.maximumReceiptLength + 16 * 1024
-
     func register(on router: Router<KioskRequestContext>) {
         router.post("/v1/receipts/verify") { request, context in
             let body = try await JSONIO.decodeBody(
-                ReceiptVerificationRequest.self, from: request, limit: Self.receiptBodyLimit)
+                ReceiptVerificationRequest.self, from: request, limit: RequestBodyLimits.receipt)
             return try JSONIO.response(try await grants.entitlements(for: body.proof, logger: context.logger))
         }
         router.post("/v1/downloads") { request, context in
             let body: GrantRequest
             do {
-                body = try await JSONIO.decodeBody(GrantRequest.self, from: request, limit: Self.receiptBodyLimit)
+                body = try await JSONIO.decodeBody(GrantRequest.self, from: request, limit: RequestBodyLimits.receipt)
             } catch let refusal as any APIResponseError {
                 grants.recordRefusal(refusal)
                 throw refusal
@@ -34,7 +31,7 @@ struct PurchaseRoutes {
     /// version, so this compresses only this request's fields).
     static func response(_ grant: IssuedGrant, acceptEncoding: String?) throws -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .vary: "Accept-Encoding"]
-        guard CatalogRepresentation.acceptsGzip(acceptEncoding) else {
+        guard ContentNegotiation.acceptsGzip(acceptEncoding) else {
             return Response(status: .ok, headers: headers, body: ResponseBody(contentsOf: grant.json))
         }
         headers[.contentEncoding] = "gzip"

@@ -32,7 +32,7 @@ struct SandboxRoutes {
         }
         // Apple's contract: always HTTP 200, the outcome in `status`. This endpoint is the sandbox environment.
         router.post("/sandbox/verifyReceipt") { request, _ in
-            let body = try await JSONIO.readBody(request, limit: PurchaseRoutes.receiptBodyLimit)
+            let body = try await JSONIO.readBody(request, limit: RequestBodyLimits.receipt)
             let answer = try await store.verifyReceipt(body: Data(buffer: body), environment: .sandbox)
             var headers = HTTPFields()
             headers[.contentType] = "application/json"

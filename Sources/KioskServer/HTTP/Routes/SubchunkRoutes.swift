@@ -13,8 +13,6 @@ struct SubchunkRoutes {
     /// Counts the bytes answered.
     let metrics: ServerMetrics
 
-    private static let prefix = "/v1/subchunks/"
-
     func register(on router: Router<KioskRequestContext>) {
         router.get("/v1/subchunks/**") { request, context in
             try await self.serve(request, context: context)
@@ -22,8 +20,8 @@ struct SubchunkRoutes {
     }
 
     func serve(_ request: Request, context: KioskRequestContext) async throws -> Response {
-        let claims = try access.claims(for: ContentRoutes.token(from: request))
-        guard let path = ContentPath(rawPath: request.uri.path, under: Self.prefix) else {
+        let claims = try access.claims(for: request.bearerToken)
+        guard let path = ContentPath(rawPath: request.uri.path, under: GrantURLs.subchunksPrefix) else {
             throw APIError.badRequest("The subchunk path is not valid.")
         }
         let list = try await subchunks.subchunks(

@@ -1,6 +1,6 @@
 import Foundation
-import KioskServer
 import KioskStore
+import KioskStoreTestSupport
 import Testing
 
 @Suite("Apple verifyReceipt wire types")

@@ -1,7 +1,7 @@
 import Foundation
 import KioskCore
-import KioskServer
 import KioskStore
+import KioskStoreTestSupport
 import Testing
 
 @Suite("Entitlement policy")
@@ -33,8 +33,6 @@ struct EntitlementPolicyTests {
         let result = policy.evaluate(productID: F.magazine, productType: type, receipt: other, now: F.november14)
         #expect(result == .failure(.wrongBundle(productID: F.magazine, receiptBundleID: "com.other.app")))
         if case .failure(let refusal) = result {
-            #expect(refusal.code == "receipt_invalid")
-            #expect(refusal.httpStatus == 403)
             #expect(refusal.message.contains(F.magazine))
         }
     }
@@ -45,7 +43,6 @@ struct EntitlementPolicyTests {
         let result = policy.evaluate(productID: F.magazine, productType: type, receipt: receipt, now: F.november14)
         #expect(result == .failure(.notPurchased(productID: F.magazine)))
         if case .failure(let refusal) = result {
-            #expect(refusal.code == "not_entitled")
             #expect(refusal.message == "This receipt contains no purchase of \(F.magazine).")
         }
     }
@@ -59,7 +56,6 @@ struct EntitlementPolicyTests {
         let result = policy.evaluate(productID: F.magazine, productType: type, receipt: receipt, now: F.november14)
         #expect(result == .failure(.refunded(productID: F.magazine)))
         if case .failure(let refusal) = result {
-            #expect(refusal.code == "not_entitled")
             #expect(refusal.message == "The purchase of \(F.magazine) was refunded or revoked.")
         }
     }
@@ -115,7 +111,6 @@ struct EntitlementPolicyTests {
             productID: F.monthly, productType: .autoRenewable, receipt: receipt, now: F.october15 - day
         )
         #expect(result == .failure(.notYetActive(productID: F.monthly, startsAt: F.october15)))
-        if case .failure(let refusal) = result { #expect(refusal.code == "not_entitled") }
     }
 
     @Test("A purchase a few seconds ahead of our clock counts (clock skew)")

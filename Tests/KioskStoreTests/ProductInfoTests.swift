@@ -1,9 +1,8 @@
 import Foundation
 import KioskCore
 import KioskStore
+import KioskStoreTestSupport
 import Testing
-
-@testable import KioskServer
 
 /// One bad `Info.json` and the problem it must produce.
 struct ProductInfoBadCase: Sendable, CustomTestStringConvertible {
@@ -182,7 +181,7 @@ struct ProductInfoTests {
         let info = try ProductInfo.parse(Data(json.utf8), folder: F.folder).get()
         #expect(info.type == .autoRenewable)
         #expect(info.description == "All the issues")
-        #expect(info.publishedAt == ServerTestFixtures.november2026)
+        #expect(info.publishedAt == VerificationFixtures.november2026)
         #expect(info.subscriptionPeriod == SubscriptionPeriod(iso8601: "P1M"))
         #expect(info.subscriptionPeriod?.count == 1)
         #expect(info.subscriptionPeriod?.unit == .month)
@@ -211,7 +210,7 @@ struct ProductInfoTests {
     func publicationDatesInRFC3339Forms(text: String, offset: Double) throws {
         let info = try ProductInfo.parse(Data(F.document(["published_at": text]).utf8), folder: F.folder).get()
         let date = try #require(info.publishedAt)
-        #expect(abs(date.timeIntervalSince(ServerTestFixtures.november2026) - offset) < 0.001)
+        #expect(abs(date.timeIntervalSince(VerificationFixtures.november2026) - offset) < 0.001)
     }
 
     @Test(arguments: [

@@ -6,9 +6,9 @@ import Foundation
 /// server there once took over 30 s to accept a connection in a full run.
 ///
 /// `@unchecked Sendable`: `jobs` is only touched with `condition` locked.
-final class DedicatedExecutor: TaskExecutor, @unchecked Sendable {
+package final class DedicatedExecutor: TaskExecutor, @unchecked Sendable {
     /// The executor of the tests' servers and transports.
-    static let shared = DedicatedExecutor(threads: 4, name: "kiosk-tests")
+    package static let shared = DedicatedExecutor(threads: 4, name: "kiosk-tests")
 
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
@@ -22,7 +22,7 @@ final class DedicatedExecutor: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
         jobs.append(job)

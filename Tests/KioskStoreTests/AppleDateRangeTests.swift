@@ -1,5 +1,4 @@
 import Foundation
-import KioskServer
 import KioskStore
 import Testing
 
