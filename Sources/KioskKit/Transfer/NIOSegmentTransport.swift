@@ -41,6 +41,10 @@
             configuration.timeout = HTTPClient.Configuration.Timeout(connect: idle, read: idle)
             configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
                 idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maximumConnections))
+            // A connection that cannot be made fails its request at once, as with URLSession: retrying is the
+            // download's own policy (RetryPolicy), which waits for a server that is gone without using up attempts.
+            // AsyncHTTPClient's own retries held the request until the connect timeout (60 s by default).
+            configuration.connectionPool.retryConnectionEstablishment = false
             group = MultiThreadedEventLoopGroup(
                 numberOfThreads: Self.eventLoopCount(maximumConnections: maximumConnections))
             client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
