@@ -147,7 +147,8 @@ struct KioskKitEndToEndTests {
             }
             await first.close()  // as if the app were killed: the journal still says "active"
 
-            // What is on disk now is kept (verified files and chunks): the new client fetches only the rest.
+            // What is on disk now is kept (verified files and chunks, and how far each chunk in flight had come): the
+            // new client fetches only the rest.
             let onDisk = Support.keptBytes(root: root, productID: Self.big).values.reduce(0, +)
             #expect(onDisk > total / 4)
             let sentBefore = try await Support.settledBytesSent(server)

@@ -111,6 +111,7 @@ struct MockExecutor {
             case .integrityFailures: "failures"
             case .discarded: "discarded"
             case .chunkVerified(let path, let index, _): "chunk \(index) of \(path)"
+            case .chunkProgress(let path, let prefix): "chunk \(prefix.index) of \(path) up to \(prefix.bytes)"
             }
         case .forgotten: "forgotten"
         case .installed(let content): "installed \(content.productID) \(content.version)"

@@ -294,7 +294,8 @@ public actor KioskClient {
         coordinator.live(for: productID)?.snapshot
     }
 
-    /// Stops every transfer without changing its journaled state, saves the journal, ends the event streams and
+    /// Stops every transfer without changing its journaled state (what the transfers verified until they stopped,
+    /// down to how far each chunk in flight arrived, is kept), saves the journal, ends the event streams and
     /// releases the cache root. A new client on the same cache root resumes where this one stopped. After it, calls
     /// that act throw ``KioskError/clientClosed`` (``pauseAll()``, ``resumeAll()`` and ``cancelAll()`` do nothing),
     /// and nothing is written.

@@ -90,7 +90,8 @@ struct Download: Sendable {
             productID: stored.productID, proof: stored.proof, grant: stored.grant,
             grantReceivedAt: stored.grantReceivedAt, entityTags: stored.entityTags,
             verifiedPaths: stored.verifiedPaths, integrityFailures: stored.integrityFailures,
-            verifiedChunks: stored.verifiedChunks, reusedBytes: stored.reusedBytes)
+            verifiedChunks: stored.verifiedChunks, reusedBytes: stored.reusedBytes,
+            chunkPrefixes: stored.chunkPrefixes)
     }
 
     /// The download as the app sees it.

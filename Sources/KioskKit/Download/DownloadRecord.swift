@@ -40,6 +40,15 @@ struct DownloadRecord: Sendable, Hashable, Codable {
     /// ``CacheLayout/kept(productID:version:)`` instead of being deleted. Optional so that journals written before it
     /// read (`nil`: deleted).
     var keepsPrevious: Bool? = nil
+    /// How far the chunks in flight of each file are verified (``ChunkPrefix``). Optional so that journals written
+    /// before it read (they have none: those chunks start over).
+    var prefixes: [String: [ChunkPrefix]]? = nil
+
+    /// ``prefixes``, empty when absent.
+    var chunkPrefixes: [String: [ChunkPrefix]] {
+        get { prefixes ?? [:] }
+        set { prefixes = newValue.isEmpty ? nil : newValue }
+    }
 
     /// ``reused``, empty when absent.
     var reusedBytes: [String: Int64] {
@@ -82,6 +91,7 @@ extension DownloadRecord {
             record.verifiedPaths = []
             record.verifiedChunks = [:]
             record.reusedBytes = [:]
+            record.chunkPrefixes = [:]
             record.entityTags = entityTags.filter { Identifiers.isValidFilePath($0.key) }
             record.integrityFailures = integrityFailures.filter { Identifiers.isValidFilePath($0.key) }
             return record
@@ -102,6 +112,8 @@ protocol DownloadFileState {
     var verifiedChunks: [String: Set<Int>] { get set }
     /// The bytes of each file copied from the installed version (see ``DownloadRecord/reused``).
     var reusedBytes: [String: Int64] { get set }
+    /// How far the chunks in flight of each file are verified (see ``DownloadRecord/prefixes``).
+    var chunkPrefixes: [String: [ChunkPrefix]] { get set }
 }
 
 /// One change to a download's per-file state: what a journal checkpoint appends, instead of the whole record.
@@ -121,13 +133,16 @@ enum DownloadChange: Sendable, Hashable, Codable {
     /// Chunk `index` of a file (in the grant's chunk list) was fetched, verified and made durable in its part file.
     /// `reused`: its bytes, when it was copied from the installed version instead of fetched (absent when fetched).
     case chunkVerified(path: String, index: Int, reused: Int64? = nil)
+    /// A chunk of a file, still in flight, is verified up to `prefix.bytes` (it replaces any earlier prefix of the
+    /// same chunk).
+    case chunkProgress(path: String, prefix: ChunkPrefix)
 
     /// The file the change is about; `nil` for a grant change.
     var path: String? {
         switch self {
         case .grant: nil
         case .verified(let path, _), .entityTag(let path, _), .integrityFailures(let path, _), .discarded(let path),
-            .chunkVerified(let path, _, _):
+            .chunkVerified(let path, _, _), .chunkProgress(let path, _):
             path
         }
     }
@@ -145,6 +160,7 @@ extension DownloadFileState {
                 verifiedPaths = []
                 verifiedChunks = [:]
                 reusedBytes = [:]
+                chunkPrefixes = [:]
                 entityTags = [:]
                 integrityFailures = [:]
                 return
@@ -152,6 +168,9 @@ extension DownloadFileState {
             let paths = Set(new.files.map(\.path))
             if !verifiedChunks.isEmpty { verifiedChunks = Self.chunksStillValid(verifiedChunks, old: old, new: new) }
             verifiedPaths.formIntersection(paths)
+            if !chunkPrefixes.isEmpty {
+                chunkPrefixes = chunkPrefixes.filter { paths.contains($0.key) && !verifiedPaths.contains($0.key) }
+            }
             entityTags = entityTags.filter { paths.contains($0.key) }
             integrityFailures = integrityFailures.filter { paths.contains($0.key) }
             if !reusedBytes.isEmpty {
@@ -161,6 +180,7 @@ extension DownloadFileState {
             verifiedPaths.insert(path)
             if let reused { reusedBytes[path] = reused }
             verifiedChunks[path] = nil
+            chunkPrefixes[path] = nil
             integrityFailures[path] = nil
         case .entityTag(let path, let tag):
             entityTags[path] = tag
@@ -169,15 +189,28 @@ extension DownloadFileState {
         case .discarded(let path):
             verifiedPaths.remove(path)
             verifiedChunks[path] = nil
+            chunkPrefixes[path] = nil
             reusedBytes[path] = nil
             entityTags[path] = nil
             integrityFailures[path] = nil
         case .chunkVerified(let path, let index, let reused):
+            forgetPrefix(of: path, index: index)
             guard !verifiedPaths.contains(path), verifiedChunks[path, default: []].insert(index).inserted,
                 let reused
             else { return }
             reusedBytes[path, default: 0] += reused
+        case .chunkProgress(let path, let prefix):
+            guard !verifiedPaths.contains(path) else { return }
+            forgetPrefix(of: path, index: prefix.index)
+            chunkPrefixes[path, default: []].append(prefix)
         }
+    }
+
+    /// Forgets the prefix of chunk `index` of `path`, if any (O(prefixes of the file)).
+    private mutating func forgetPrefix(of path: String, index: Int) {
+        guard var prefixes = chunkPrefixes[path] else { return }
+        prefixes.removeAll { $0.index == index }
+        chunkPrefixes[path] = prefixes.isEmpty ? nil : prefixes
     }
 
     /// The verified chunks that keep their meaning under the `new` grant: a chunk index names the same bytes only

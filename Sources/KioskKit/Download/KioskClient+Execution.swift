@@ -114,12 +114,17 @@ extension KioskClient {
     }
 
     /// Applies the engine's changes to the download and appends them to the journal (without waiting for the disk:
-    /// the journal's group commit makes them durable together with their neighbours').
+    /// the journal's group commit makes them durable together with their neighbours'). While ``close()`` waits for
+    /// the transfers to stop, what they verified until then (files, chunks, how far the chunks in flight are) is
+    /// still journaled.
     func checkpoint(_ id: DownloadID, _ changes: [DownloadChange], syncing directory: URL?, file: UnsyncedFile?) {
-        guard !isClosed else { return }
+        guard !isClosed || transfers[id] != nil else { return }
         let (entries, actions) = coordinator.checkpoint(id, changes)
         guard !entries.isEmpty else { return }
-        journal.append(entries, syncing: directory, file: file)
+        // How far chunks in flight have come is what a kill loses since it was last written: it goes out sooner.
+        let progressOnly = changes.allSatisfy { if case .chunkProgress = $0 { true } else { false } }
+        journal.append(
+            entries, syncing: directory, file: file, within: progressOnly ? Journal.progressDelay : Journal.commitDelay)
         execute(actions)
     }
 

@@ -42,7 +42,8 @@ final class Journal: Sendable {
     private struct Shared {
         var pending: [Append] = []
         /// When the oldest entry of ``pending`` was appended.
-        var oldestPending = DispatchTime.now()
+        /// When the writer must take the pending appends at the latest (see ``append(_:syncing:file:within:)``).
+        var due = DispatchTime.now()
         var appended: UInt64 = 0
         var durable: UInt64 = 0
         var waiters: [(UInt64, CheckedContinuation<Void, Never>)] = []
@@ -63,6 +64,9 @@ final class Journal: Sendable {
     /// of about this much work plus one write; the files they named are found in staging and hashed again, not
     /// fetched again.
     static let commitDelay = DispatchTimeInterval.milliseconds(50)
+    /// How long an append of chunk progress alone (``ChunkPrefix``) waits: a kill loses the bytes that arrived
+    /// since the last progress written, so these go out sooner; they need no file of their own to be made durable.
+    static let progressDelay = DispatchTimeInterval.milliseconds(10)
     /// Appends written at once, without waiting for ``commitDelay``.
     static let groupSize = 64
 
@@ -107,23 +111,31 @@ final class Journal: Sendable {
 
     /// Queues entries for the log and returns at once. `file` and `directory`, when given, are made durable before
     /// the entries are written: a verified file's bytes and the folder where it got its final name. When the file's
-    /// fsync fails, its entries are dropped (the file is found and checked again on the next run).
-    func append(_ entries: [JournalEntry], syncing directory: URL? = nil, file: UnsyncedFile? = nil) {
+    /// fsync fails, its entries are dropped (the file is found and checked again on the next run). The writer takes
+    /// them within `delay` (``commitDelay``, or ``progressDelay``), or sooner.
+    func append(
+        _ entries: [JournalEntry], syncing directory: URL? = nil, file: UnsyncedFile? = nil,
+        within delay: DispatchTimeInterval = commitDelay
+    ) {
         guard !entries.isEmpty else { return }
         let entries = entries.map { $0.journaled() }
+        let due = DispatchTime.now() + delay
+        // Whether to start the writer: the first append; or one due sooner than the writer will come (an extra turn
+        // of the writer on its serial queue takes whatever is pending then, and only that).
         let (start, full) = shared.withLock { shared -> (Bool, Bool) in
-            if shared.pending.isEmpty { shared.oldestPending = .now() }
+            let sooner = shared.pending.isEmpty || due < shared.due
+            if sooner { shared.due = due }
             shared.pending.append(Append(entries: entries, directory: directory, file: file))
             shared.appended += 1
             let full = shared.pending.count >= Self.groupSize
-            guard !shared.isWriting else { return (false, full) }
+            guard !shared.isWriting else { return (sooner && shared.pending.count > 1, full) }
             shared.isWriting = true
             return (true, full)
         }
         if full {
             queue.async { self.writeQueued(draining: false) }
         } else if start {
-            queue.asyncAfter(deadline: .now() + Self.commitDelay) { self.writeQueued(draining: false) }
+            queue.asyncAfter(deadline: due) { self.writeQueued(draining: false) }
         }
     }
 
@@ -186,8 +198,9 @@ final class Journal: Sendable {
     // MARK: - The writer (on `queue`)
 
     /// Writes every queued entry with one fsync and resumes the waiters. Then, while entries keep coming: goes on at
-    /// once when `draining`, when a full group is queued, when someone waits or when the oldest queued entry is
-    /// ``commitDelay`` old; otherwise comes back then, so that the files verified meanwhile share the next fsync.
+    /// once when `draining`, when a full group is queued, when someone waits or when the queued entries are due
+    /// (``commitDelay`` after the first, or sooner); otherwise comes back then, so that the files verified meanwhile
+    /// share the next fsync.
     private func writeQueued(draining: Bool) {
         while true {
             let (appends, target, roomWaiters) = shared.withLock { shared in
@@ -220,7 +233,7 @@ final class Journal: Sendable {
                     return nil
                 }
                 if draining || shared.pending.count >= Self.groupSize || !shared.waiters.isEmpty { return .now() }
-                return shared.oldestPending + Self.commitDelay
+                return shared.due
             }
             guard let next else { return }
             if next > .now() {

@@ -28,6 +28,8 @@ final class SegmentSplitter: PositionalPartFileWriter {
     private let open: @Sendable (_ segment: Int) throws(KioskError) -> any PartFileWriter
     private let written: @Sendable (Int64) -> Void
     private let completed: @Sendable (_ index: Int, _ sha256: String) -> Void
+    private let progressInterval: Int64?
+    private let progressed: @Sendable (_ index: Int, _ point: ChunkResumePoints.Point) -> Void
     private let state: Locked<State>
     /// Where each segment starts in the range, then the range's length.
     private let runOffsets: [Int64]
@@ -36,18 +38,24 @@ final class SegmentSplitter: PositionalPartFileWriter {
     /// each written through the writer `open` gives for its index; `written` is told the bytes of the range written
     /// so far, and `completed` each segment (its index and digest) once its last byte is written and its writer
     /// closed, in order. With `resuming`, the first segment's first `bytes` are in place already and `hasher` has
-    /// hashed them: the first write comes at `start + bytes`, and the first segment's writer starts there.
+    /// hashed them: the first write comes at `start + bytes`, and the first segment's writer starts there. With
+    /// `progressInterval`, `progressed` is told each time a segment not yet complete passes a multiple of it: how
+    /// many of its first bytes are written, and their digest (``ChunkPrefix``).
     init(
         lengths: [Int64], start: Int64, resuming: (bytes: Int64, hasher: SHA256)? = nil,
         open: @escaping @Sendable (_ segment: Int) throws(KioskError) -> any PartFileWriter,
         written: @escaping @Sendable (Int64) -> Void = { _ in },
-        completed: @escaping @Sendable (_ index: Int, _ sha256: String) -> Void = { _, _ in }
+        completed: @escaping @Sendable (_ index: Int, _ sha256: String) -> Void = { _, _ in },
+        progressInterval: Int64? = nil,
+        progressed: @escaping @Sendable (_ index: Int, _ point: ChunkResumePoints.Point) -> Void = { _, _ in }
     ) {
         self.lengths = lengths
         self.start = start
         self.open = open
         self.written = written
         self.completed = completed
+        self.progressInterval = progressInterval
+        self.progressed = progressed
         self.runOffsets = GrantPack.offsets(of: lengths)
         var state = State(digests: Array(repeating: nil, count: lengths.count))
         if let resuming, let first = lengths.first, resuming.bytes > 0, resuming.bytes < first {
@@ -69,11 +77,13 @@ final class SegmentSplitter: PositionalPartFileWriter {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskError) {
-        let (total, done) = try state.withLock { state throws(KioskError) -> (Int64, [(Int, String)]) in
+        typealias Reports = (Int64, [(Int, String)], [(Int, ChunkResumePoints.Point)])
+        let (total, done, points) = try state.withLock { state throws(KioskError) -> Reports in
             guard offset == start + state.written else {
                 throw KioskError.invalidResponse("the bytes of a range did not come in order")
             }
             var done: [(Int, String)] = []
+            var points: [(Int, ChunkResumePoints.Point)] = []
             var rest = bytes
             while true {
                 try finishCompleted(&state, into: &done)
@@ -89,10 +99,18 @@ final class SegmentSplitter: PositionalPartFileWriter {
                 state.hasher.update(bufferPointer: slice)
                 state.written += Int64(count)
                 rest = UnsafeRawBufferPointer(rebasing: rest[count...])
+                let after = segmentWritten + Int64(count)
+                if let interval = progressInterval, after < lengths[state.current],
+                    after / interval > segmentWritten / interval
+                {
+                    let prefix = state.hasher.finalize().hexString
+                    points.append((state.current, ChunkResumePoints.Point(bytes: after, prefixSHA256: prefix)))
+                }
             }
-            return (state.written, done)
+            return (state.written, done, points)
         }
         written(total)
+        for (index, point) in points { progressed(index, point) }
         for (index, digest) in done { completed(index, digest) }
     }
 

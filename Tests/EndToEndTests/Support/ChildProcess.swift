@@ -47,12 +47,13 @@ enum ChildProcess {
 
     /// Runs `kiosk arguments…` with `input` on standard input. The child is killed (`SIGKILL`) when its resident
     /// memory passes `memoryCap` bytes or when it runs longer than `timeLimit`. With `interruptWhen`, the child gets
-    /// one `SIGINT` (Ctrl-C) as soon as its standard error so far satisfies it. With `killWhen`, it gets a
-    /// `SIGKILL` (`kill -9`, not counted as a limit) as soon as `killWhen` is true; both are polled every 5 ms.
+    /// one `SIGINT` (Ctrl-C) as soon as its standard error so far satisfies it. With `killWhen`, it gets
+    /// `killSignal` (by default `SIGKILL`, `kill -9`; not counted as a limit) as soon as `killWhen` is true; both are
+    /// polled every 5 ms.
     static func runKiosk(
         _ arguments: [String], input: Data = Data(), memoryCap: Int = 1 << 30,
         timeLimit: Duration = .seconds(120), interruptWhen: (@Sendable (String) -> Bool)? = nil,
-        killWhen: (@Sendable () -> Bool)? = nil
+        killWhen: (@Sendable () -> Bool)? = nil, killSignal: Int32 = SIGKILL
     ) async throws -> Outcome {
         let executable = try kioskExecutable
         return try await withCheckedThrowingContinuation { continuation in
@@ -61,7 +62,7 @@ enum ChildProcess {
                     with: Result {
                         try run(
                             executable, arguments, input: input, memoryCap: memoryCap, timeLimit: timeLimit,
-                            interruptWhen: interruptWhen, killWhen: killWhen)
+                            interruptWhen: interruptWhen, killWhen: killWhen, killSignal: killSignal)
                     })
             }
             thread.start()
@@ -70,7 +71,8 @@ enum ChildProcess {
 
     private static func run(
         _ executable: URL, _ arguments: [String], input: Data, memoryCap: Int,
-        timeLimit: Duration, interruptWhen: (@Sendable (String) -> Bool)?, killWhen: (@Sendable () -> Bool)?
+        timeLimit: Duration, interruptWhen: (@Sendable (String) -> Bool)?, killWhen: (@Sendable () -> Bool)?,
+        killSignal: Int32
     ) throws -> Outcome {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-child-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -121,7 +123,7 @@ enum ChildProcess {
             }
             if done < 0, errno != EINTR { throw RawHTTP.Failure(description: "waitpid failed: errno \(errno)") }
             if let killWhen, !killedOnPurpose, killWhen() {
-                kill(pid, SIGKILL)
+                kill(pid, killSignal)
                 killedOnPurpose = true
             }
             if !killed, memory.resident > memoryCap || ContinuousClock.now > deadline {

@@ -20,16 +20,33 @@ extension DownloadEngine {
         let pending = ChunkPlan.pending(chunkCount: chunks.count, verified: job.verifiedChunks)
         let lanes = ChunkPlan.lanes(pending: pending.count, perFile: connectionsPerFile, budget: budget.limit)
         let pendingBytes = pending.reduce(Int64(0)) { $0 + chunks[$1].length }
-        // Chunks an earlier transfer cut short go on from their next byte, each at the start of a run.
+        // Chunks an earlier transfer cut short go on from their next byte, each at the start of a run: from where
+        // this process left them, or where the journal says they were verified up to (a relaunch).
         let resumePoints = self.resumePoints
         let key: @Sendable (Int) -> ChunkResumePoints.Key = { index in
             ChunkResumePoints.Key(
                 part: part.path, offset: chunks[index].offset, sha256: chunks[index].sha256.lowercased())
         }
+        var journaled: [Int: ChunkResumePoints.Point] = [:]
+        for prefix in job.chunkPrefixes where chunks.indices.contains(prefix.index) {
+            let chunk = chunks[prefix.index]
+            guard prefix.offset == chunk.offset, prefix.sha256 == chunk.sha256.lowercased(),
+                prefix.bytes > 0, prefix.bytes < chunk.length
+            else { continue }
+            journaled[prefix.index] = prefix.point
+        }
         let resumable = Locked(
             pending.reduce(into: [Int: ChunkResumePoints.Point]()) { found, index in
-                found[index] = resumePoints.take(key(index))
+                found[index] = resumePoints.take(key(index)) ?? journaled[index]
             })
+        // How far a chunk in flight is verified, for the journal.
+        let prefix: @Sendable (Int, ChunkResumePoints.Point) -> DownloadChange = { index, point in
+            .chunkProgress(
+                path: file.path,
+                prefix: ChunkPrefix(
+                    index: index, offset: chunks[index].offset, sha256: chunks[index].sha256.lowercased(),
+                    bytes: point.bytes, prefixSHA256: point.prefixSHA256))
+        }
         let runs = ChunkPlan.runs(
             pending: pending, chunks: chunks,
             maximumLength: ChunkPlan.runLength(pendingBytes: pendingBytes, lanes: lanes),
@@ -61,8 +78,7 @@ extension DownloadEngine {
                                 }
                                 let first = chunks[next[0]]
                                 let last = chunks[next[next.count - 1]]
-                                let (completions, completion) = AsyncStream.makeStream(
-                                    of: (index: Int, sha256: String).self)
+                                let (completions, completion) = AsyncStream.makeStream(of: ChunkReport.self)
                                 // A chunk cut short earlier: its bytes in the part, if still as received, are hashed
                                 // again and the request starts after them.
                                 let resuming = resumable.withLock { $0.removeValue(forKey: next[0]) }.flatMap {
@@ -76,7 +92,9 @@ extension DownloadEngine {
                                         let offset = chunks[next[segment]].offset
                                         return OffsetWriter(writer, at: segment == 0 ? offset + skipped : offset)
                                     },
-                                    completed: { completion.yield(($0, $1)) })
+                                    completed: { completion.yield(.completed(segment: $0, sha256: $1)) },
+                                    progressInterval: ChunkPrefix.granularity,
+                                    progressed: { completion.yield(.progressed(segment: $0, point: $1)) })
                                 let request = FetchRequest(
                                     url: url, token: grant.token, offset: splitter.resumeOffset,
                                     expectedLength: file.length, entityTag: nil, partURL: part,
@@ -84,7 +102,13 @@ extension DownloadEngine {
                                 async let transfer = fetchSegments(
                                     request, into: splitter, blocks: rangeBlocks,
                                     requestLength: ChunkPlan.requestLength, completion: completion)
-                                for await (segment, digest) in completions {
+                                for await report in completions {
+                                    guard case .completed(let segment, let digest) = report else {
+                                        if case .progressed(let segment, let point) = report {
+                                            await hooks.checkpoint([prefix(next[segment], point)], nil, nil)
+                                        }
+                                        continue
+                                    }
                                     let index = next[segment]
                                     let chunk = chunks[index]
                                     guard digest == chunk.sha256.lowercased() else {
@@ -109,7 +133,9 @@ extension DownloadEngine {
                                 // goes on from its next byte in a later transfer. Then a failure ends the lane.
                                 let ended = await transfer
                                 if let (segment, point) = splitter.cutShort {
+                                    // Kept here for the next transfer, and journaled for the next launch.
                                     resumePoints.record(key(next[segment]), point)
+                                    await hooks.checkpoint([prefix(next[segment], point)], nil, nil)
                                 }
                                 switch ended {
                                 case nil:
@@ -149,4 +175,11 @@ extension DownloadEngine {
         outcome.changes.append(.verified(path: file.path))
         await hooks.checkpoint([.verified(path: file.path)], final.deletingLastPathComponent(), shared)
     }
+}
+
+/// What the splitter of a run of chunks reports, in order: a chunk whose last byte is written (its digest), or how
+/// far a chunk still arriving is (``ChunkPrefix``).
+private enum ChunkReport: Sendable {
+    case completed(segment: Int, sha256: String)
+    case progressed(segment: Int, point: ChunkResumePoints.Point)
 }

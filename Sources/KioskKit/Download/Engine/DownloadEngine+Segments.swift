@@ -7,10 +7,9 @@ extension DownloadEngine {
     /// bytes on one connection permit, with a set of blocks from `pool`; returns the request's error, if any, once
     /// the splitter has reported every segment it completed (the segments before a failure count), and ends
     /// `completion` then.
-    func fetchSegments(
+    func fetchSegments<Report>(
         _ request: FetchRequest?, into splitter: SegmentSplitter, blocks pool: BlockPool,
-        requestLength: Int64 = FileFetcher.segmentSize,
-        completion: AsyncStream<(index: Int, sha256: String)>.Continuation
+        requestLength: Int64 = FileFetcher.segmentSize, completion: AsyncStream<Report>.Continuation
     ) async -> (any Error)? {
         var failure: (any Error)?
         if let request {

@@ -118,7 +118,8 @@ struct DownloadEngine: Sendable {
                         productID: work.productID, entityTag: work.entityTags[file.path],
                         finalSize: onDisk[file.path], partSize: onDisk[file.path + ".part"] ?? 0,
                         verifiedChunks: work.verifiedChunks[file.path] ?? [],
-                        verifiedChunkBytes: work.verifiedChunkLength(of: file), integrity: integrity)
+                        verifiedChunkBytes: work.verifiedChunkLength(of: file), integrity: integrity,
+                        chunkPrefixes: work.chunkPrefixes[file.path] ?? [])
                     group.addTask { [await fetchAndVerify(job, tally: tally, hooks: hooks)] }
                     running += 1
                 }

@@ -16,6 +16,8 @@ struct DownloadWork: Sendable, Hashable, DownloadFileState {
     var verifiedChunks: [String: Set<Int>] = [:]
     /// The bytes of each file copied from the installed version (see ``DownloadRecord/reused``).
     var reusedBytes: [String: Int64] = [:]
+    /// How far the chunks in flight of each file are verified (see ``DownloadRecord/prefixes``).
+    var chunkPrefixes: [String: [ChunkPrefix]] = [:]
     /// The product's installed content when the transfer started (not journaled): when the grant names the same
     /// version, there is nothing to download.
     var installed: InstalledContent? = nil

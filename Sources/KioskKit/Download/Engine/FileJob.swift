@@ -21,6 +21,8 @@ struct FileJob: Sendable {
     var verifiedChunkBytes: Int64 = 0
     /// The transfer's hash failures, shared by its files.
     var integrity: Locked<IntegrityCounts>
+    /// How far its chunks in flight were verified when the journal last said so (``ChunkPrefix``).
+    var chunkPrefixes: [ChunkPrefix] = []
 }
 
 /// How one file's fetch ended.
