@@ -3,6 +3,11 @@ import KioskCore
 
 /// Reading the journal back at launch (see ``Journal/load()``), and rebuilding installed content from the disk.
 extension Journal {
+    /// The log's first line: the generation of the snapshot its entries apply to.
+    struct LogHeader: Codable, Hashable {
+        var generation: UInt64
+    }
+
     /// The snapshot at `url`, when it reads and is of a format this KioskKit knows.
     func read(_ url: URL) -> JournalSnapshot? {
         guard let data = fileSystem.contents(of: url), !data.isEmpty,

@@ -26,11 +26,6 @@ import KioskCore
 ///   moved or copied keeps its content (``InstalledContent/journaled()``). A journal written with absolute paths
 ///   (before they were relative) reads the same way.
 final class Journal: Sendable {
-    /// The log's first line.
-    struct LogHeader: Codable, Hashable {
-        var generation: UInt64
-    }
-
     /// Entries appended by one call, with what must be durable before them.
     private struct Append {
         var entries: [JournalEntry]
