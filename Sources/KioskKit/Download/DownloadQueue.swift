@@ -1,17 +1,17 @@
 /// The queue's scheduling rule, without I/O: at most `maximumConcurrent` downloads run; waiting ones start by
 /// priority (highest first), first-in first-out within a priority.
-public struct DownloadQueue: Sendable, Hashable {
+struct DownloadQueue: Sendable, Hashable {
     /// One queued download as the scheduler sees it.
-    public struct Entry: Sendable, Hashable {
+    struct Entry: Sendable, Hashable {
         /// The download.
-        public var id: DownloadID
+        var id: DownloadID
         /// Its priority.
-        public var priority: DownloadPriority
+        var priority: DownloadPriority
         /// Its enqueue order (lower came first).
-        public var sequence: UInt64
+        var sequence: UInt64
 
         /// Creates an entry.
-        public init(id: DownloadID, priority: DownloadPriority, sequence: UInt64) {
+        init(id: DownloadID, priority: DownloadPriority, sequence: UInt64) {
             self.id = id
             self.priority = priority
             self.sequence = sequence
@@ -19,20 +19,20 @@ public struct DownloadQueue: Sendable, Hashable {
     }
 
     /// How many downloads may be active at once (at least 1).
-    public var maximumConcurrent: Int
+    var maximumConcurrent: Int
 
     /// Creates a queue rule.
-    public init(maximumConcurrent: Int = 2) { self.maximumConcurrent = max(1, maximumConcurrent) }
+    init(maximumConcurrent: Int = 2) { self.maximumConcurrent = max(1, maximumConcurrent) }
 
     /// The waiting downloads in the order they should start.
-    public func order(_ waiting: [Entry]) -> [Entry] {
+    func order(_ waiting: [Entry]) -> [Entry] {
         waiting.sorted { lhs, rhs in
             lhs.priority != rhs.priority ? lhs.priority > rhs.priority : lhs.sequence < rhs.sequence
         }
     }
 
     /// Which waiting downloads to start now, given how many are active.
-    public func toStart(waiting: [Entry], activeCount: Int) -> [DownloadID] {
+    func toStart(waiting: [Entry], activeCount: Int) -> [DownloadID] {
         let free = max(0, maximumConcurrent - activeCount)
         return order(waiting).prefix(free).map(\.id)
     }

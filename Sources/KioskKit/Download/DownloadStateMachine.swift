@@ -15,9 +15,9 @@ import Foundation
 /// any non-terminal ──cancel──▶ cancelled
 /// active ──grantNeeded──▶ active (renewGrant; past the limit, as transferFailed)
 /// ```
-public struct DownloadStateMachine: Sendable, Hashable {
+struct DownloadStateMachine: Sendable, Hashable {
     /// What the owner must do after an event.
-    public enum Action: Sendable, Hashable {
+    enum Action: Sendable, Hashable {
         /// Nothing to do (the event changed nothing that needs work).
         case none
         /// Offer the download to the queue: it starts when a slot is free.
@@ -46,30 +46,30 @@ public struct DownloadStateMachine: Sendable, Hashable {
     }
 
     /// The current state.
-    public private(set) var state: DownloadState
+    private(set) var state: DownloadState
     /// Transient failures since the last successful progress (drives the backoff).
-    public private(set) var attempt: Int
+    private(set) var attempt: Int
     /// Probes in a row that found the server unreachable (drives their backoff; not journaled: after a launch the
     /// probes start again at the shortest interval).
-    public private(set) var unreachableProbes = 0
+    private(set) var unreachableProbes = 0
     /// How many transient failures in a row are retried before the download fails.
-    public let maximumAttempts: Int
+    let maximumAttempts: Int
     /// Grant renewals since the transfer started or last verified bytes, a file or a chunk of one (not journaled: a
     /// transfer starts at 0).
-    public private(set) var renewalsWithoutProgress = 0
+    private(set) var renewalsWithoutProgress = 0
     /// How many grant renewals in a row, with nothing verified between them, a transfer asks for: the next need of
     /// a grant is a transfer failure (``transferFailed(_:now:policy:random:)``).
-    public static let maximumRenewalsWithoutProgress = 4
+    static let maximumRenewalsWithoutProgress = 4
 
     /// Creates a machine, by default in ``DownloadState/waiting``.
-    public init(state: DownloadState = .waiting, attempt: Int = 0, maximumAttempts: Int = 8) {
+    init(state: DownloadState = .waiting, attempt: Int = 0, maximumAttempts: Int = 8) {
         self.state = state
         self.attempt = attempt
         self.maximumAttempts = maximumAttempts
     }
 
     /// The queue gives the download a slot: `waiting` → `active`.
-    public mutating func start() -> Action {
+    mutating func start() -> Action {
         guard case .waiting = state else { return reject("start") }
         state = .active
         renewalsWithoutProgress = 0
@@ -78,7 +78,7 @@ public struct DownloadStateMachine: Sendable, Hashable {
 
     /// The app pauses, or the disk is full: `waiting`/`active`/`waitingToRetry`/`waitingForNetwork` →
     /// `paused(reason)`. Pausing an already paused download changes its reason only.
-    public mutating func pause(_ reason: PauseReason) -> Action {
+    mutating func pause(_ reason: PauseReason) -> Action {
         switch state {
         case .active:
             state = .paused(reason)
@@ -93,7 +93,7 @@ public struct DownloadStateMachine: Sendable, Hashable {
 
     /// The app resumes: `paused`/`failed` → `waiting`, and the attempt count starts over; `waitingForNetwork` →
     /// `waiting` (the app says the network is back: try at once).
-    public mutating func resume() -> Action {
+    mutating func resume() -> Action {
         switch state {
         case .paused, .failed:
             state = .waiting
@@ -112,13 +112,13 @@ public struct DownloadStateMachine: Sendable, Hashable {
     }
 
     /// The transfer made progress: the attempt count starts over. Valid only while active.
-    public mutating func madeProgress() {
+    mutating func madeProgress() {
         if case .active = state { attempt = 0 }
     }
 
     /// The transfer verified bytes (a file, or a chunk of one): the grant renewals start over. Valid only while
     /// active.
-    public mutating func verified() {
+    mutating func verified() {
         if case .active = state { renewalsWithoutProgress = 0 }
     }
 
@@ -126,7 +126,7 @@ public struct DownloadStateMachine: Sendable, Hashable {
     /// gone, or bytes did not match the grant). Up to ``maximumRenewalsWithoutProgress`` renewals in a row with
     /// nothing verified → ``Action/renewGrant`` (still `active`); one more is the transfer failure `reason`
     /// (``transferFailed(_:now:policy:random:)``: a retry after a backoff, or `failed`).
-    public mutating func grantNeeded(
+    mutating func grantNeeded(
         _ reason: KioskError, now: Date, policy: RetryPolicy,
         random: Double = Double.random(in: 0...1)
     ) -> Action {
@@ -149,7 +149,7 @@ public struct DownloadStateMachine: Sendable, Hashable {
     /// An attempt is a transfer that ended without progress: the transfers of a download waiting for the network
     /// start only once the server answers a probe, so however long the network is gone, the attempts are used up
     /// only by a server that answers probes and still fails every transfer.
-    public mutating func transferFailed(
+    mutating func transferFailed(
         _ error: KioskError, now: Date, policy: RetryPolicy,
         random: Double = Double.random(in: 0...1)
     ) -> Action {
@@ -176,7 +176,7 @@ public struct DownloadStateMachine: Sendable, Hashable {
     }
 
     /// A probe found the server reachable: `waitingForNetwork` → `waiting`.
-    public mutating func networkReachable() -> Action {
+    mutating func networkReachable() -> Action {
         guard case .waitingForNetwork = state else { return reject("networkReachable") }
         state = .waiting
         unreachableProbes = 0
@@ -186,7 +186,7 @@ public struct DownloadStateMachine: Sendable, Hashable {
     /// A probe found the server still unreachable: the download stays `waitingForNetwork` (no change of state) and
     /// the next probe comes after the backoff's next delay (doubling up to the policy's `maximumDelay`). Waiting
     /// uses up no attempts: it lasts for as long as the network is gone.
-    public mutating func networkUnreachable(
+    mutating func networkUnreachable(
         now: Date, policy: RetryPolicy, random: Double = Double.random(in: 0...1)
     ) -> Action {
         guard case .waitingForNetwork = state else { return reject("networkUnreachable") }
@@ -196,14 +196,14 @@ public struct DownloadStateMachine: Sendable, Hashable {
     }
 
     /// The retry timer fired: `waitingToRetry` → `waiting`.
-    public mutating func retryDue() -> Action {
+    mutating func retryDue() -> Action {
         guard case .waitingToRetry = state else { return reject("retryDue") }
         state = .waiting
         return .enqueue
     }
 
     /// Every file is downloaded: `active` → `verifying`.
-    public mutating func transferCompleted() -> Action {
+    mutating func transferCompleted() -> Action {
         guard case .active = state else { return reject("transferCompleted") }
         state = .verifying
         return .verifyAndInstall
@@ -211,7 +211,7 @@ public struct DownloadStateMachine: Sendable, Hashable {
 
     /// The content is verified and in place: `verifying` → `finished`. Also accepted from `active` and `paused`
     /// (a pause that arrived while the files were being moved): verified content in place is never thrown away.
-    public mutating func installed() -> Action {
+    mutating func installed() -> Action {
         switch state {
         case .verifying, .active, .paused: break
         default: return reject("installed")
@@ -222,14 +222,14 @@ public struct DownloadStateMachine: Sendable, Hashable {
     }
 
     /// Verification or installation failed: `verifying` → `failed`.
-    public mutating func verificationFailed(_ error: KioskError) -> Action {
+    mutating func verificationFailed(_ error: KioskError) -> Action {
         guard case .verifying = state else { return reject("verificationFailed") }
         state = .failed(error)
         return .reportFailure(error)
     }
 
     /// The app cancels: any state but `finished`/`cancelled` → `cancelled`; the bytes are deleted.
-    public mutating func cancel() -> Action {
+    mutating func cancel() -> Action {
         switch state {
         case .finished, .cancelled: return reject("cancel")
         default:
@@ -240,7 +240,7 @@ public struct DownloadStateMachine: Sendable, Hashable {
 
     /// After a relaunch, a download that was `active`, `verifying`, `waitingToRetry` or `waitingForNetwork` goes
     /// back to `waiting` so that it resumes from the bytes on disk.
-    public mutating func recoverAfterLaunch() -> Action {
+    mutating func recoverAfterLaunch() -> Action {
         switch state {
         case .active, .verifying, .waitingToRetry, .waitingForNetwork:
             state = .waiting

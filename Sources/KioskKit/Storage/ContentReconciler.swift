@@ -2,9 +2,9 @@ import Foundation
 
 /// Checks installed content against the disk: the OS may purge the caches directory at any time, and content
 /// whose files are gone must be reported as not installed (re-downloadable), never as finished.
-public enum ContentReconciler {
+enum ContentReconciler {
     /// The outcome for one installed version.
-    public enum Verdict: Sendable, Hashable {
+    enum Verdict: Sendable, Hashable {
         /// Every file is present with its recorded size.
         case intact
         /// These paths are missing or have the wrong size.
@@ -12,7 +12,7 @@ public enum ContentReconciler {
     }
 
     /// Checks every file of `content` with `fileSize` (which returns `nil` for a missing file).
-    public static func check(_ content: InstalledContent, fileSize: (URL) -> Int64?) -> Verdict {
+    static func check(_ content: InstalledContent, fileSize: (URL) -> Int64?) -> Verdict {
         var missing: [String] = []
         for file in content.files where fileSize(content.fileURL(file.path)) != file.length {
             missing.append(file.path)
@@ -22,7 +22,7 @@ public enum ContentReconciler {
     }
 
     /// Splits `installed` into what is still intact and what vanished, using `fileSize`.
-    public static func reconcile(_ installed: [InstalledContent], fileSize: (URL) -> Int64?)
+    static func reconcile(_ installed: [InstalledContent], fileSize: (URL) -> Int64?)
         -> (intact: [InstalledContent], vanished: [InstalledContent])
     {
         var intact: [InstalledContent] = []
@@ -66,14 +66,14 @@ public enum ContentReconciler {
 
     /// The real file system's answer for ``check(_:fileSize:)``: the size of a regular file, 0 for a folder,
     /// `nil` when absent.
-    public static func diskFileSize(_ url: URL) -> Int64? {
+    static func diskFileSize(_ url: URL) -> Int64? {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
         if attributes[.type] as? FileAttributeType == .typeDirectory { return 0 }
         return (attributes[.size] as? NSNumber)?.int64Value
     }
 
     /// Marks a folder and its files as excluded from iCloud and device backups (Apple platforms; no-op elsewhere).
-    public static func excludeFromBackup(_ url: URL) {
+    static func excludeFromBackup(_ url: URL) {
         #if os(iOS) || os(macOS) || os(tvOS) || os(visionOS) || os(watchOS)
             var values = URLResourceValues()
             values.isExcludedFromBackup = true

@@ -9,10 +9,10 @@ import Musl
 #endif
 
 /// Free space on the volume of a folder.
-public enum DiskSpace {
+enum DiskSpace {
     /// The bytes available for new files on the volume holding `url` (walking up to an existing folder), or `nil`
     /// when unknown. On Apple platforms this is the "important usage" capacity, which counts purgeable space.
-    public static func available(at url: URL) -> Int64? {
+    static func available(at url: URL) -> Int64? {
         var folder = url
         while !FileManager.default.fileExists(atPath: folder.path), folder.path != "/" {
             folder.deleteLastPathComponent()

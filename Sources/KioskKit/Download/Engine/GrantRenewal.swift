@@ -4,9 +4,9 @@ import KioskCore
 ///
 /// Identity is product + version, never URL: the same version keeps every byte; a new version keeps the files
 /// whose path *and* SHA-256 (and length) are unchanged, and starts the others over.
-public enum GrantRenewal {
+enum GrantRenewal {
     /// What happens to one file of the old grant.
-    public enum Disposition: Sendable, Hashable {
+    enum Disposition: Sendable, Hashable {
         /// Keep its bytes (verified or partial) and its `If-Range` validator.
         case keep
         /// Delete its bytes: the new version has no such file or a different one.
@@ -14,7 +14,7 @@ public enum GrantRenewal {
     }
 
     /// Decides, for every path of `old`, whether its bytes stay valid under `new`.
-    public static func plan(old: Grant, new: Grant) -> [String: Disposition] {
+    static func plan(old: Grant, new: Grant) -> [String: Disposition] {
         guard old.productID == new.productID else { return Dictionary(old.files.map { ($0.path, .discard) }, uniquingKeysWith: { a, _ in a }) }
         let newFiles = Dictionary(new.files.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         var plan: [String: Disposition] = [:]
