@@ -118,7 +118,8 @@ struct ChunkedDownloadEndToEndTests {
 
     @Test func aChunkCorruptedTwiceIsAnIntegrityErrorNamingTheFile() async throws {
         try await TestServer.with { server in
-            let (_, _, receipt) = try await publish(server, mebibytes: 4)
+            // More than the largest chunk (4 MiB): random bytes of 4 MiB are now and then one chunk, with no list.
+            let (_, _, receipt) = try await publish(server, mebibytes: 5)
             // Every partial response is corrupted: the first chunk fails twice.
             let proxy = try LoopbackProxy(to: server.port, corruptPartialResponses: 1..<Int.max)
             defer { proxy.stop() }

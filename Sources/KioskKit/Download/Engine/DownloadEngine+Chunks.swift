@@ -167,13 +167,7 @@ extension DownloadEngine {
         // the rename finds the file complete, its chunks journaled, and hashes nothing).
         await hooks.durable()
         try Task.checkCancellation()
-        do {
-            try fileSystem.rename(part, to: final)
-        } catch {
-            throw KioskError.fileSystem(path: file.path, underlying: "could not move the verified file")
-        }
-        outcome.changes.append(.verified(path: file.path))
-        await hooks.checkpoint([.verified(path: file.path)], final.deletingLastPathComponent(), shared)
+        outcome.changes.append(try await commitVerified(file, part: part, final: final, bytes: shared, hooks: hooks))
     }
 }
 

@@ -80,15 +80,8 @@ extension DownloadEngine {
                 productID: job.productID, counts: job.integrity, hooks: hooks)
             return .contentMismatch(path: file.path)
         }
-        do {
-            try fileSystem.rename(part, to: final)
-        } catch {
-            throw KioskError.fileSystem(path: file.path, underlying: "could not move the verified file")
-        }
         // The journal fsyncs the file (by name: it is closed) and its folder before the record.
-        await hooks.checkpoint(
-            [.verified(path: file.path)], final.deletingLastPathComponent(), UnsyncedFile(final, fileSystem: fileSystem)
-        )
+        _ = try await commitVerified(file, part: part, final: final, bytes: nil, hooks: hooks)
         return nil
     }
 }

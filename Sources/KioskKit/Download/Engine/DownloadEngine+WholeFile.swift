@@ -138,14 +138,8 @@ extension DownloadEngine {
                 unsynced = fetched.unsynced
             }
             if digest == file.sha256.lowercased() {
-                // The journal makes the bytes and the new name durable before the record that says "verified".
-                do {
-                    try fileSystem.rename(part, to: final)
-                } catch {
-                    throw KioskError.fileSystem(path: file.path, underlying: "could not move the verified file")
-                }
-                outcome.changes.append(.verified(path: file.path))
-                await hooks.checkpoint([.verified(path: file.path)], folder, unsynced)
+                outcome.changes.append(
+                    try await commitVerified(file, part: part, final: final, bytes: unsynced, hooks: hooks))
                 return nil
             }
             // Wrong bytes: delete them; one retry with a new grant, then an integrity error (IntegrityCounts).
