@@ -71,7 +71,7 @@ extension DownloadCoordinator {
             let policy = retryPolicy
             actions = transition(id) { $0.grantNeeded(reason.error, now: now, policy: policy) }
         case .failure(let error) where error is CancellationError:
-            actions = []  // stopped by close(): nothing changes
+            actions = []  // a stop the engine saw before the machine did (pause, cancel and close come first)
         case .failure(let error):
             let kioskError = (error as? KioskError) ?? .fileSystem(path: download.productID, underlying: "\(error)")
             if kioskError.apiCode == .notFound, download.record.grant == nil {
