@@ -70,11 +70,13 @@ struct ManyFilesInFlightTests {
         }
     }
 
-    /// Starts a slow download of 1,000 files and waits until some are verified and several are in flight.
+    /// Starts a slow download of 1,000 files and waits until some are verified and several are in flight. Past 50
+    /// files each write waits 50 ms (8 at a time: 6 s for the rest), so that the download is still on its way when
+    /// the test acts on it, however loaded the machine; `writers.pace.set(0)` lets it finish.
     func startSlowDownload(_ server: TestServer) async throws -> (KioskClient, ObservedWriters, [String: String]) {
         let hashes = try await publish(server, count: 1_000, size: 700)
         let purchase = try await server.buy(Self.product)
-        let writers = ObservedWriters(delay: 0.01)
+        let writers = ObservedWriters(pace: WritePace(0.01, slowing: (after: 50 * 700, to: 0.05)))
         let client = try await makeClient(server, writers: writers, connections: 8)
         try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)
         try await Support.eventually("several files in flight") { writers.total > 40 && writers.most > 1 }
@@ -94,6 +96,7 @@ struct ManyFilesInFlightTests {
             #expect(try await Support.settledBytesSent(server) == sent)
             #expect(await client.download(for: Self.product)?.state == .paused(.user))
 
+            writers.pace.set(0)
             try await client.resume(Self.product)
             let content = try await client.waitUntilInstalled(productID: Self.product)
             try Support.expectInstalled(content, hashes: hashes)

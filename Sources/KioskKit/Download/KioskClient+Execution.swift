@@ -121,10 +121,7 @@ extension KioskClient {
         guard !isClosed || transfers[id] != nil else { return }
         let (entries, actions) = coordinator.checkpoint(id, changes)
         guard !entries.isEmpty else { return }
-        // How far chunks in flight have come is what a kill loses since it was last written: it goes out sooner.
-        let progressOnly = changes.allSatisfy { if case .chunkProgress = $0 { true } else { false } }
-        journal.append(
-            entries, syncing: directory, file: file, within: progressOnly ? Journal.progressDelay : Journal.commitDelay)
+        journal.append(entries, syncing: directory, file: file)
         execute(actions)
     }
 

@@ -31,6 +31,8 @@ final class Journal: Sendable {
         var entries: [JournalEntry]
         var directory: URL?
         var file: UnsyncedFile?
+        /// Whether the entries only say how far chunks in flight have come (``ChunkPrefix``).
+        var isProgressOnly: Bool
     }
 
     /// What the writer and the appenders share.
@@ -60,7 +62,8 @@ final class Journal: Sendable {
     /// fetched again.
     static let commitDelay = DispatchTimeInterval.milliseconds(50)
     /// How long an append of chunk progress alone (``ChunkPrefix``) waits: a kill loses the bytes that arrived
-    /// since the last progress written, so these go out sooner; they need no file of their own to be made durable.
+    /// since the last progress written, so these go out sooner; they need no file of their own to be made durable,
+    /// and the log is not fsynced for them.
     static let progressDelay = DispatchTimeInterval.milliseconds(10)
     /// Appends written at once, without waiting for ``commitDelay``.
     static let groupSize = 64
@@ -107,20 +110,19 @@ final class Journal: Sendable {
     /// Queues entries for the log and returns at once. `file` and `directory`, when given, are made durable before
     /// the entries are written: a verified file's bytes and the folder where it got its final name. When the file's
     /// fsync fails, its entries are dropped (the file is found and checked again on the next run). The writer takes
-    /// them within `delay` (``commitDelay``, or ``progressDelay``), or sooner.
-    func append(
-        _ entries: [JournalEntry], syncing directory: URL? = nil, file: UnsyncedFile? = nil,
-        within delay: DispatchTimeInterval = commitDelay
-    ) {
+    /// them within ``commitDelay`` or, for chunk progress alone, ``progressDelay``, or sooner.
+    func append(_ entries: [JournalEntry], syncing directory: URL? = nil, file: UnsyncedFile? = nil) {
         guard !entries.isEmpty else { return }
+        let isProgressOnly = entries.allSatisfy(\.isChunkProgress)
         let entries = entries.map { $0.journaled() }
-        let due = DispatchTime.now() + delay
+        let due = DispatchTime.now() + (isProgressOnly ? Self.progressDelay : Self.commitDelay)
         // Whether to start the writer: the first append; or one due sooner than the writer will come (an extra turn
         // of the writer on its serial queue takes whatever is pending then, and only that).
         let (start, full) = shared.withLock { shared -> (Bool, Bool) in
             let sooner = shared.pending.isEmpty || due < shared.due
             if sooner { shared.due = due }
-            shared.pending.append(Append(entries: entries, directory: directory, file: file))
+            shared.pending.append(
+                Append(entries: entries, directory: directory, file: file, isProgressOnly: isProgressOnly))
             shared.appended += 1
             let full = shared.pending.count >= Self.groupSize
             guard !shared.isWriting else { return (sooner && shared.pending.count > 1, full) }
@@ -213,14 +215,14 @@ final class Journal: Sendable {
             // Data first: the files' bytes, then the folders of their names, then the records that say so.
             var entries: [JournalEntry] = []
             var directories = Set<URL>()
-            for (append, synced) in zip(appends, Self.synchronize(appends.map(\.file))) where synced {
+            for (append, synced) in zip(appends, UnsyncedFile.synchronize(appends.map(\.file))) where synced {
                 entries += append.entries
                 if let directory = append.directory { directories.insert(directory) }
             }
             for directory in directories { fileSystem.synchronizeDirectory(directory) }
             // A failed write closes the log; the next write compacts from the state in memory, which has these
             // entries (a full disk is retried that way at every checkpoint).
-            try? write(entries)
+            try? write(entries, synchronizing: appends.contains { !$0.isProgressOnly })
             finish(upTo: target)
             let next = shared.withLock { shared -> DispatchTime? in
                 if shared.pending.isEmpty {
@@ -238,56 +240,6 @@ final class Journal: Sendable {
         }
     }
 
-    /// How many files one group commit fsyncs at once. A file system commits concurrent fsyncs together (ext4's
-    /// journal, APFS): eight at once cost about what one costs, where eight in a row cost eight times as much.
-    static let concurrentFileSyncs = 8
-
-    /// fsyncs the files (on up to ``concurrentFileSyncs`` threads) and tells which succeeded (`true` for no file).
-    /// A file named by several appends (the chunks of one file fetched by chunks share one ``UnsyncedFile``) is
-    /// fsynced once for all of them.
-    private static func synchronize(_ files: [UnsyncedFile?]) -> [Bool] {
-        var unique: [UnsyncedFile] = []
-        var position: [ObjectIdentifier: Int] = [:]
-        for file in files {
-            guard let file, position[ObjectIdentifier(file)] == nil else { continue }
-            position[ObjectIdentifier(file)] = unique.count
-            unique.append(file)
-        }
-        let synced = synchronizeEach(unique)
-        return files.map { file in file.map { synced[position[ObjectIdentifier($0)]!] } ?? true }
-    }
-
-    /// fsyncs each file once, on up to ``concurrentFileSyncs`` threads, and tells which succeeded.
-    private static func synchronizeEach(_ work: [UnsyncedFile]) -> [Bool] {
-        let synced = Locked([Bool](repeating: true, count: work.count))
-        guard work.count > 1 else {
-            for (index, file) in work.enumerated() where (try? file.synchronize()) == nil {
-                synced.withLock { $0[index] = false }
-            }
-            return synced.withLock { $0 }
-        }
-        let next = Locked(0)
-        let done = DispatchGroup()
-        for _ in 0..<min(work.count, concurrentFileSyncs) {
-            done.enter()
-            // Threads of their own: fsync blocks, and the shared pool is only as wide as the CPU count.
-            let thread = Thread {
-                defer { done.leave() }
-                while true {
-                    let index = next.withLock { value -> Int in
-                        defer { value += 1 }
-                        return value
-                    }
-                    guard index < work.count else { return }
-                    if (try? work[index].synchronize()) == nil { synced.withLock { $0[index] = false } }
-                }
-            }
-            thread.start()
-        }
-        done.wait()
-        return synced.withLock { $0 }
-    }
-
     private func finish(upTo target: UInt64) {
         let ready = shared.withLock { shared -> [CheckedContinuation<Void, Never>] in
             shared.durable = max(shared.durable, target)
@@ -298,7 +250,10 @@ final class Journal: Sendable {
         for waiter in ready { waiter.resume() }
     }
 
-    private func write(_ entries: [JournalEntry]) throws(KioskError) {
+    /// Writes entries to the log, then fsyncs it when `synchronizing`. Chunk progress alone is written without: it
+    /// guards against a stopped process, whose written lines the system keeps, and the next fsync makes it durable
+    /// too (after a power loss, the part's bytes are checked against the prefix's digest anyway).
+    private func write(_ entries: [JournalEntry], synchronizing: Bool = true) throws(KioskError) {
         guard !entries.isEmpty else { return }
         for entry in entries { writer.snapshot.apply(entry) }
         // The snapshot already holds these entries (applied above): a compaction needs no lines.
@@ -326,7 +281,7 @@ final class Journal: Sendable {
                 written += 1
             }
             try log.write(buffer)
-            try log.synchronize()
+            if synchronizing { try log.synchronize() }
         } catch is LogFull {
             return try compact()
         } catch let error as SystemCallError {

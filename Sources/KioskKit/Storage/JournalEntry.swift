@@ -23,4 +23,11 @@ enum JournalEntry: Sendable, Hashable, Codable {
     case removed(productID: String)
     /// The app asked to keep the installed version when the download installs another one.
     case keepsPrevious(id: DownloadID)
+
+    /// Whether the entry only says how far a chunk in flight has come (``ChunkPrefix``): the journal writes these
+    /// sooner and without an fsync of their own.
+    var isChunkProgress: Bool {
+        if case .changed(_, .chunkProgress) = self { return true }
+        return false
+    }
 }

@@ -57,8 +57,7 @@ struct FaultyBodyWriter {
                     isThrottleRecorded = true
                     record(.throttle, ["bytes_per_second": "\(rate)"])
                 }
-                // Slices of a tenth of a second keep the pace smooth.
-                length = min(length, max(1, rate / 10))
+                length = min(length, Self.pacedSliceLength(rate: rate))
             }
             var slice = remaining.readSlice(length: Int(length))!
             if let corruptAt = faults.corruptAt, corruptAt >= offset, corruptAt < offset + length {
@@ -75,6 +74,13 @@ struct FaultyBodyWriter {
                 try await Task.sleep(until: paceStart + .seconds(Double(pacedBytes) / Double(rate)), clock: .continuous)
             }
         }
+    }
+
+    /// The most bytes a throttled response writes at once: a tenth of a second's worth, and never more than 64 KiB,
+    /// so that the bytes leave as a slow link delivers them (steadily, not in bursts) and a client that stops
+    /// reading has at most one small slice in flight.
+    static func pacedSliceLength(rate: Int64) -> Int64 {
+        min(64 << 10, max(1, rate / 10))
     }
 
     private func record(_ kind: FaultKind, _ metadata: Logger.Metadata) {

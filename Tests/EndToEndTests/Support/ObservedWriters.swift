@@ -19,9 +19,14 @@ final class ObservedWriters: Sendable {
     }
 
     private let counts = Locked(Counts())
-    let delay: TimeInterval
+    /// The wait before each write.
+    let pace: WritePace
 
-    init(delay: TimeInterval = 0) { self.delay = delay }
+    /// Writers that wait `delay` seconds before each write.
+    convenience init(delay: TimeInterval = 0) { self.init(pace: WritePace(delay)) }
+
+    /// Writers that wait as `pace` says before each write.
+    init(pace: WritePace) { self.pace = pace }
 
     /// Writes under way now.
     var now: Int { counts.withLock { $0.now } }
@@ -54,7 +59,7 @@ final class ObservedWriters: Sendable {
             if let offset { $0.offsets.insert(offset) } else { $0.appended += 1 }
         }
         defer { counts.withLock { $0.now -= 1 } }
-        if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        pace.wait(writing: count)
         try write()
     }
 

@@ -64,6 +64,7 @@ extension DownloadEngine {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<lanes {
                     group.addTask {
+                        var pace = ChunkProgressPace()
                         while grantRefusal.withLock({ $0 == nil }), let run = cursor.withLock({ $0.next() }) {
                             // A run in one request, each chunk verified and journaled as its last byte is
                             // written; a chunk that does not match is fetched again on its own.
@@ -104,7 +105,9 @@ extension DownloadEngine {
                                     requestLength: ChunkPlan.requestLength, completion: completion)
                                 for await report in completions {
                                     guard case .completed(let segment, let digest) = report else {
-                                        if case .progressed(let segment, let point) = report {
+                                        if case .progressed(let segment, let point) = report,
+                                            pace.admits(at: .now)
+                                        {
                                             await hooks.checkpoint([prefix(next[segment], point)], nil, nil)
                                         }
                                         continue
