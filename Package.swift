@@ -101,7 +101,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ]
+            ],
+            resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "KioskKitTests", dependencies: ["KioskKit", "KioskCore"], resources: [.copy("Fixtures")]),
