@@ -177,7 +177,8 @@ public struct KioskHTTPServer: Sendable {
     }
 
     /// Serves until one of `gracefulShutdownSignals` arrives or `shutdown` is triggered (or until cancelled), then
-    /// lets in-flight responses finish and closes the database. `onListening` is called with the bound
+    /// stops accepting, lets in-flight responses finish for up to ``ServerConfiguration/shutdownGrace`` (and cuts
+    /// those still running), and closes the database. `onListening` is called with the bound
     /// `http://host:port` once the server accepts connections (useful with port 0).
     public func run(
         gracefulShutdownSignals: [UnixSignal] = [],
@@ -213,8 +214,11 @@ public struct KioskHTTPServer: Sendable {
                 await onListening("http://\(shownHost):\(port)", port)
             },
             logger: logger)
-        let group = ServiceGroup(
-            configuration: .init(services: [app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger))
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: [app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
+        // Past the grace, the shutdown becomes a cancellation: the connections still answering are closed.
+        groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGrace
+        let group = ServiceGroup(configuration: groupConfiguration)
         do {
             if shutdown?.attach(group) ?? true { try await group.run() }
         } catch {

@@ -73,6 +73,9 @@ public struct ServerConfiguration: Sendable {
     /// How long one piece of a response (up to 4 MiB) may wait for a client that does not read before the
     /// connection is closed.
     public var sendTimeout: Duration = .seconds(60)
+    /// How long a graceful shutdown (`SIGTERM`, `SIGINT`, ``ServerShutdown``) lets the responses in flight finish
+    /// once the server has stopped accepting connections; those still running then are cut.
+    public var shutdownGrace: Duration = .seconds(30)
     /// The largest request head accepted: one header field, and all of them together (larger: 400 and close).
     public var maxHeaderSize: Int = 32 * 1024
     /// The most header fields one request may carry.
@@ -169,6 +172,7 @@ public struct ServerConfiguration: Sendable {
         ] where value <= .zero {
             throw ServerConfigurationError("The \(name) must be positive.")
         }
+        guard shutdownGrace >= .zero else { throw ServerConfigurationError("The shutdown grace must not be negative.") }
         guard maxHeaderSize >= 1024 else {
             throw ServerConfigurationError("The header size limit must be at least 1024.")
         }

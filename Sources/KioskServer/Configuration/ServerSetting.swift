@@ -272,6 +272,9 @@ extension ServerSetting {
             "send-timeout", \.sendTimeout, .seconds(minimum: 1),
             help: "Seconds a client may leave up to 4 MiB of a response unread."),
         ServerSetting(
+            "shutdown-grace", \.shutdownGrace, .seconds(minimum: 0),
+            help: "Seconds a graceful shutdown (SIGTERM) lets responses in flight finish before cutting them."),
+        ServerSetting(
             "max-header-size", \.maxHeaderSize, .integer(1024...Int.max), help: "The largest request head in bytes."),
         ServerSetting(
             "faults", \.faults, .faults,

@@ -65,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: help("idle-timeout")) var idleTimeout: String?
     @Option(name: .customLong("request-timeout"), help: help("request-timeout")) var requestTimeout: String?
     @Option(name: .customLong("send-timeout"), help: help("send-timeout")) var sendTimeout: String?
+    @Option(name: .customLong("shutdown-grace"), help: help("shutdown-grace")) var shutdownGrace: String?
     @Option(name: .customLong("max-header-size"), help: help("max-header-size")) var maxHeaderSize: String?
     @Option(name: .customLong("faults"), help: help("faults")) var faults: String?
     @Option(name: .customLong("faults-seed"), help: help("faults-seed")) var faultsSeed: String?
@@ -89,7 +90,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("sandbox-verify-url", sandboxVerifyURL), ("transaction-environments", transactionEnvironments),
             ("max-installations", maxInstallations), ("grant-lifetime", grantLifetime),
             ("reload-interval", reloadInterval), ("apple-root-ca", appleRootCA), ("idle-timeout", idleTimeout),
-            ("request-timeout", requestTimeout), ("send-timeout", sendTimeout), ("max-header-size", maxHeaderSize),
+            ("request-timeout", requestTimeout), ("send-timeout", sendTimeout), ("shutdown-grace", shutdownGrace),
+            ("max-header-size", maxHeaderSize),
             ("faults", faults), ("faults-seed", faultsSeed),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } })

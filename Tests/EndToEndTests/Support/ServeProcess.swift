@@ -75,6 +75,19 @@ final class ServeProcess: LoopbackKioskServer {
         try? FileManager.default.removeItem(at: root)
     }
 
+    /// Sends `SIGTERM`, as an operator or a process manager stopping the server does.
+    func terminate() { process.terminate() }
+
+    /// The child's exit status once it has exited, waiting up to `timeout`; nil if it is still running.
+    func exitStatus(within timeout: Duration) async throws -> Int32? {
+        let process = self.process
+        return try await RawHTTP.onThread {
+            let deadline = ContinuousClock.now + timeout
+            while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
+            return process.isRunning ? nil : process.terminationStatus
+        }
+    }
+
     /// Reads standard output up to the `Kiosk listening on http://127.0.0.1:PORT` line; fails if the process ends
     /// first.
     private static func listeningPort(_ handle: FileHandle) async throws -> Int {

@@ -29,7 +29,7 @@ struct ServerConfigurationTests {
             "reload-interval": "0", "apple-root-ca": "/etc/roots.pem", "idle-timeout": "5", "request-timeout": "6",
             "send-timeout": "7", "max-header-size": "4096", "shared-secret": "s", "grant-secret": "g",
             "grant-key-id": "k2", "grant-previous-keys": "k1:old", "max-installation-removals": "0",
-            "installation-removal-window": "3600",
+            "installation-removal-window": "3600", "shutdown-grace": "8",
         ]
         // Faults are refused with the App Store: read below, with the sandbox store.
         #expect(Set(values.keys).union(["faults", "faults-seed"]) == Set(ServerSetting.all.map(\.name)))
@@ -60,6 +60,7 @@ struct ServerConfigurationTests {
             #expect(configuration.idleTimeout == .seconds(5))
             #expect(configuration.requestReadTimeout == .seconds(6))
             #expect(configuration.sendTimeout == .seconds(7))
+            #expect(configuration.shutdownGrace == .seconds(8))
             #expect(configuration.maxHeaderSize == 4096)
             #expect(configuration.sharedSecret == "s")
             #expect(configuration.grantSecret == "g")
