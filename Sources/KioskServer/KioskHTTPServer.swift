@@ -115,8 +115,12 @@ public struct KioskHTTPServer: Sendable {
                 notifications: notifications
             ).register(on: router)
         }
-        OperationsRoutes(metrics: metrics, verifier: verifier, publicMetrics: configuration.publicMetrics).register(
-            on: router)
+        let sql = database.sql
+        OperationsRoutes(
+            metrics: metrics, verifier: verifier,
+            readiness: Readiness(pingDatabase: { try await sql.raw("SELECT 1").run() }, catalog: catalog),
+            publicMetrics: configuration.publicMetrics
+        ).register(on: router)
         CatalogRoutes(catalog: catalog).register(on: router)
         let purchases = PurchaseCheck(
             catalog: catalog,

@@ -59,3 +59,18 @@ struct GracefulShutdownTests {
         }
     }
 }
+
+/// `GET /readyz` on a running `kiosk serve`: ready, with what each check found.
+@Suite("Readiness end to end")
+struct ReadinessEndToEndTests {
+    @Test func aRunningServerIsReady() async throws {
+        try await TestServer.with { server in
+            let answer = try await server.send("GET", "/readyz")
+            #expect(answer.status == 200)
+            let readiness = try KioskJSON.decode(ReadinessResponse.self, from: answer.body)
+            #expect(readiness.status == "ready")
+            #expect(readiness.checks["database"] == "ok")
+            #expect(readiness.checks["catalog"]?.hasPrefix("4 products") == true, "\(readiness.checks)")
+        }
+    }
+}

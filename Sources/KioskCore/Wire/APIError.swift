@@ -22,6 +22,7 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case removalLimit = "removal_limit"
     case tooManyRequests = "too_many_requests"
     case internalError = "internal_error"
+    case notReady = "not_ready"
 
     /// The HTTP status the server answers this code with.
     public var httpStatus: Int {
@@ -39,7 +40,7 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
         case .rangeNotSatisfiable: 416
         case .tooManyRequests: 429
         case .storeMisconfigured, .internalError: 500
-        case .storeUnavailable: 503
+        case .storeUnavailable, .notReady: 503
         }
     }
 }

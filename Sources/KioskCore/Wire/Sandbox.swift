@@ -206,3 +206,18 @@ public struct HealthResponse: Codable, Sendable, Hashable {
     /// Creates a health answer.
     public init(status: String = "ok") { self.status = status }
 }
+
+/// The answer of `GET /readyz` while the server can take traffic: `{"status": "ready", "checks": {…}}`, one line
+/// per check (`database`, `catalog`). A server that cannot answers 503 `not_ready` instead.
+public struct ReadinessResponse: Codable, Sendable, Hashable {
+    /// `ready`.
+    public var status: String
+    /// What each check found, by name.
+    public var checks: [String: String]
+
+    /// Creates a readiness answer.
+    public init(status: String = "ready", checks: [String: String]) {
+        self.status = status
+        self.checks = checks
+    }
+}
