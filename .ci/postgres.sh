@@ -14,7 +14,7 @@ kiosk_postgres_as_owner() {
 
 kiosk_postgres_start() {
     local bin port password
-    bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+    bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
     if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
         echo "== installing PostgreSQL (Debian's package)"
         apt-get update -qq

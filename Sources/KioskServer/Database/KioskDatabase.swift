@@ -13,7 +13,7 @@ import SQLKit
 /// ```
 public struct KioskDatabase: Sendable {
     /// The engines a ``KioskDatabase`` runs on.
-    public enum Engine: String, Sendable, Hashable, CaseIterable {
+    public enum Engine: String, Sendable, Hashable {
         /// One SQLite file, one connection (WAL mode).
         case sqlite
         /// A PostgreSQL server, through a pool of connections.

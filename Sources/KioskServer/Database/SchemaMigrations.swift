@@ -21,7 +21,7 @@ import SQLKit
 /// A schema change is a new migration appended to ``all``; a released migration is never edited.
 public enum SchemaMigrations {
     /// The PostgreSQL advisory lock held while migrating: the ASCII bytes of `KIOSKMIG` as one 64-bit key
-    /// (`SELECT pg_advisory_lock(5424076830543202631)`). Other periodic work must use other keys.
+    /// (`SELECT pg_advisory_lock(5424954445308709191)`). Other periodic work must use other keys.
     public static let lockKey: Int64 = 0x4B49_4F53_4B4D_4947
 
     /// Every migration, in order.

@@ -34,6 +34,12 @@ struct SchemaMigrationTests {
         }
     }
 
+    @Test func theMigrationLockKeyIsTheDocumentedOne() {
+        // Instances of different releases must agree on it: it never changes.
+        #expect(SchemaMigrations.lockKey == 5_424_954_445_308_709_191)
+        #expect(withUnsafeBytes(of: SchemaMigrations.lockKey.bigEndian) { Array($0) } == Array("KIOSKMIG".utf8))
+    }
+
     @Test(arguments: TestDatabase.engines)
     func twoInstancesStartingAtOnceMigrateOnce(engine: KioskDatabase.Engine) async throws {
         try await TestDatabase.withURL(engine) { url in
