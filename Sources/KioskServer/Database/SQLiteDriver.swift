@@ -39,10 +39,13 @@ struct SQLiteDriver: DatabaseDriver {
             connection: connection, thread: thread, gate: gate, sql: GatedSQLDatabase(base: direct, gate: gate))
     }
 
+    /// How many times `BEGIN IMMEDIATE` waits `busy_timeout` for another process's write lock before giving up.
+    static let beginAttempts = 6
+
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await gate.holding {
             let session = connection.sql()
-            try await session.raw("BEGIN IMMEDIATE").run()
+            try await Self.beginImmediate(on: session)
             do {
                 let result = try await body(session)
                 try await session.raw("COMMIT").run()
@@ -50,6 +53,19 @@ struct SQLiteDriver: DatabaseDriver {
             } catch {
                 try? await session.raw("ROLLBACK").run()
                 throw error
+            }
+        }
+    }
+
+    /// Takes the file's write lock. Another process may hold it longer than `busy_timeout` (a transaction of its
+    /// own, stalled by a busy machine): nothing ran yet, so waiting again is safe, up to ``beginAttempts`` times.
+    static func beginImmediate(on session: any SQLDatabase) async throws {
+        for attempt in 1...beginAttempts {
+            do {
+                try await session.raw("BEGIN IMMEDIATE").run()
+                return
+            } catch let error as SQLiteError where error.reason == .busy && attempt < beginAttempts {
+                continue
             }
         }
     }

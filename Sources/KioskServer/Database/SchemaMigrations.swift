@@ -59,7 +59,10 @@ public enum SchemaMigrations {
     /// Applies, in one transaction, the first migration the database lacks; returns its version, or nil when none
     /// is missing.
     private static func applyNext(on session: any SQLDatabase, engine: KioskDatabase.Engine) async throws -> Int? {
-        try await session.raw(engine == .sqlite ? "BEGIN IMMEDIATE" : "BEGIN").run()
+        switch engine {
+        case .sqlite: try await SQLiteDriver.beginImmediate(on: session)
+        case .postgres: try await session.raw("BEGIN").run()
+        }
         do {
             let current = try await version(in: session)
             guard current <= latestVersion else {
