@@ -26,12 +26,13 @@ public struct KioskHTTPServer: Sendable {
     public let metrics: ServerMetrics
     /// The ledger of verified transactions.
     public let ledger: any Ledger
-    private let database: EmbeddedDatabase
+    private let database: KioskDatabase
     private let responder: RouterResponder<KioskRequestContext>
     private let logger: Logger
 
-    /// Prepares everything the server needs: the data directory, the database, the catalog (hashing new files),
-    /// the signing keys and the store. Throws when the data directory or the keys cannot be set up.
+    /// Prepares everything the server needs: the data directory, the database (its schema brought up to date), the
+    /// catalog (hashing new files), the signing keys and the store. Throws when the data directory, the database or
+    /// the keys cannot be set up.
     public init(configuration: ServerConfiguration, logger: Logger) async throws {
         try configuration.validate()
         self.configuration = configuration
@@ -60,16 +61,18 @@ public struct KioskHTTPServer: Sendable {
         let metrics = ServerMetrics()
         self.metrics = metrics
 
-        let database = try await EmbeddedDatabase.open(in: configuration.dataDirectory, logger: logger)
+        let database = try await KioskDatabase.open(configuration.databaseURL, logger: logger)
         self.database = database
-        let ledger: SQLLedger
+        let ledger = SQLLedger(database: database)
         let revocations: RevocationList
         var sandboxStore: SandboxStore?
         do {
-            ledger = try await SQLLedger(database: database.sql)
+            let schemaVersion = try await database.schemaVersion()
+            logger.info(
+                "database open", metadata: ["database": "\(database.url)", "schema_version": "\(schemaVersion)"])
             revocations = try await RevocationList.load(from: ledger)
             if let authority {
-                sandboxStore = try await SandboxStore(
+                sandboxStore = try SandboxStore(
                     database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
                     bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret,
                     signingAuthority: authority, now: now)

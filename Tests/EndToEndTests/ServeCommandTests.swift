@@ -1,5 +1,8 @@
 import Foundation
 import KioskCore
+import KioskServer
+import Logging
+import SQLKit
 import Testing
 
 /// The `kiosk serve` binary itself, started as an operator would.
@@ -24,5 +27,48 @@ struct ServeCommandTests {
             #expect(sixth.status == 403)
             #expect(try KioskJSON.decode(APIErrorEnvelope.self, from: sixth.body).error.code == "installation_limit")
         }
+    }
+
+    /// Runs `kiosk serve` on the sample content with `data` as its data folder and `arguments`, expecting it to stop
+    /// at start; returns what it printed on standard error.
+    private func failedStart(data: URL, _ arguments: [String]) async throws -> String {
+        let outcome = try await ChildProcess.runKiosk(
+            ["serve", "--port", "0", "--content", TestServer.sampleContent.path, "--data", data.path] + arguments,
+            timeLimit: .seconds(60))
+        #expect(outcome.exitStatus != nil && outcome.exitStatus != 0, "\(outcome)")
+        return outcome.standardError
+    }
+
+    @Test func aBadDatabaseURLStopsTheServerWithAMessageThatHidesThePassword() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-db-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let message = try await failedStart(
+            data: data, ["--database", "postgres://kiosk:hunter2@db.internal/kiosk?sslmode=maybe"])
+        #expect(message.contains("--database") && message.contains("sslmode must be"), "\(message)")
+        #expect(message.contains("postgres://kiosk:***@db.internal/kiosk"), "\(message)")
+        #expect(!message.contains("hunter2"))
+    }
+
+    @Test func aDatabaseOfANewerReleaseStopsTheServer() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-db-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: data) }
+        let database = try await KioskDatabase.open(
+            .sqlite(path: data.appendingPathComponent("kiosk.sqlite").path),
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        do {
+            try await database.sql.raw(
+                """
+                INSERT INTO kiosk_schema_migrations (version, summary, applied_at_ms)
+                VALUES (\(bind: SchemaMigrations.latestVersion + 1), 'from the future', 0)
+                """
+            ).run()
+            try await database.close()
+        } catch {
+            try? await database.close()
+            throw error
+        }
+        let message = try await failedStart(data: data, [])
+        #expect(message.contains("newer than this release of Kiosk knows"), "\(message)")
     }
 }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import KioskServer
 
-/// The grant service over the sandbox store's receipts, an in-memory ledger and the test clock: no HTTP.
+/// The grant service over the sandbox store's receipts, a ledger on a fresh database and the test clock: no HTTP.
 struct GrantServiceHarness {
     let sandbox: SandboxTestHarness
     let service: GrantService
@@ -17,12 +17,12 @@ struct GrantServiceHarness {
     static let logger = Logger(label: "test")
 
     static func with(
-        maxInstallations: Int = 5,
+        _ engine: KioskDatabase.Engine, maxInstallations: Int = 5,
         removalLimit: RemovalLimit = RemovalLimit(removals: 3, window: .seconds(30 * 86_400)),
         _ body: (GrantServiceHarness) async throws -> Void
     ) async throws {
-        try await SandboxTestHarness.with { sandbox in
-            let ledger = try await SQLLedger(database: sandbox.connection.sql())
+        try await SandboxTestHarness.with(engine) { sandbox in
+            let ledger = SQLLedger(database: sandbox.database)
             let now = sandbox.clock.closure
             let receipts = ReceiptVerifier(
                 transport: SandboxStoreTransport(store: sandbox.store),
@@ -80,8 +80,9 @@ struct GrantServiceTests {
         }
     }
 
-    @Test func aBoughtProductGetsASignedGrantForItsCurrentVersion() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func aBoughtProductGetsASignedGrantForItsCurrentVersion(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let bought = try await h.sandbox.buy(S.issue)
             let grant = try await h.grant(S.issue, receipt: bought.receiptData)
             #expect(grant.productID == S.issue)
@@ -95,8 +96,9 @@ struct GrantServiceTests {
         }
     }
 
-    @Test func aGrantOfChunkedFilesSaysWhereTheirChunksAreCutFiner() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func aGrantOfChunkedFilesSaysWhereTheirChunksAreCutFiner(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let receipt = try await h.sandbox.buy(S.issue).receiptData
             // A file of one chunk: no chunks, no subchunks.
             let plain = try await h.grantJSON(S.issue, receipt: receipt)
@@ -115,8 +117,9 @@ struct GrantServiceTests {
         }
     }
 
-    @Test func badRequestsAreRefusedBeforeTheStoreIsAsked() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func badRequestsAreRefusedBeforeTheStoreIsAsked(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let receipt = try await h.sandbox.buy(S.issue).receiptData
             let invalid = await refusal { try await h.grant("not a product", receipt: receipt) }
             #expect(invalid as? GrantRefusal == .invalidProductID("not a product"))
@@ -131,8 +134,9 @@ struct GrantServiceTests {
         }
     }
 
-    @Test func aProductTheReceiptDoesNotHoldIsNotEntitled() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func aProductTheReceiptDoesNotHoldIsNotEntitled(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let receipt = try await h.sandbox.buy(S.coins).receiptData
             let refused = await refusal { try await h.grant(S.issue, receipt: receipt) }
             #expect(refused as? GrantRefusal == .notEntitled(.notPurchased(productID: S.issue)))
@@ -142,16 +146,18 @@ struct GrantServiceTests {
         }
     }
 
-    @Test func aProofTheStoreRefusesThrowsTheStoresRefusal() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func aProofTheStoreRefusesThrowsTheStoresRefusal(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let refused = await refusal { try await h.grant(S.issue, receipt: "bm90IGEgcmVjZWlwdA==") }
             #expect(refused is ReceiptVerificationError)
             #expect(refused?.errorCode == .receiptMalformed)
         }
     }
 
-    @Test func theInstallationCapHolds() async throws {
-        try await H.with(maxInstallations: 1) { h in
+    @Test(arguments: TestDatabase.engines)
+    func theInstallationCapHolds(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine, maxInstallations: 1) { h in
             let receipt = try await h.sandbox.buy(S.issue).receiptData
             _ = try await h.grant(S.issue, receipt: receipt, installation: "first")
             _ = try await h.grant(S.issue, receipt: receipt, installation: "first")
@@ -163,8 +169,9 @@ struct GrantServiceTests {
         }
     }
 
-    @Test func aSubscriptionStopsGrantingWhenTheClockPassesItsEnd() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func aSubscriptionStopsGrantingWhenTheClockPassesItsEnd(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let receipt = try await h.sandbox.buy(S.monthly).receiptData
             _ = try await h.grant(S.monthly, receipt: receipt)
             h.sandbox.clock.advance(by: 32 * 86_400)
@@ -176,8 +183,9 @@ struct GrantServiceTests {
         }
     }
 
-    @Test func restoreListsWhatTheProofEntitlesToNow() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func restoreListsWhatTheProofEntitlesToNow(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             _ = try await h.sandbox.buy(S.coins)
             let receipt = try await h.sandbox.buy(S.issue).receiptData
             let answer = try await h.service.entitlements(for: .receipt(receipt), logger: H.logger)

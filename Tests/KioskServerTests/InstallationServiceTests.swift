@@ -2,8 +2,6 @@ import Foundation
 import KioskCore
 import KioskStore
 import Logging
-import SQLKit
-import SQLiteKit
 import Testing
 
 @testable import KioskServer
@@ -39,8 +37,9 @@ struct InstallationServiceTests {
         }
     }
 
-    @Test func theListShowsEachInstallationOnceWithWhenItWasFirstAndLastSeen() async throws {
-        try await H.with(maxInstallations: 3, removalLimit: Self.limit) { h in
+    @Test(arguments: TestDatabase.engines)
+    func theListShowsEachInstallationOnceWithWhenItWasFirstAndLastSeen(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine, maxInstallations: 3, removalLimit: Self.limit) { h in
             let receipt = try await h.sandbox.buy(S.issue).receiptData
             let start = h.sandbox.clock.now
             _ = try await h.grant(S.issue, receipt: receipt, installation: "phone")
@@ -64,8 +63,9 @@ struct InstallationServiceTests {
         }
     }
 
-    @Test func aRemovedInstallationFreesItsPlaceAndTheRefusalSaysHow() async throws {
-        try await H.with(maxInstallations: 1, removalLimit: Self.limit) { h in
+    @Test(arguments: TestDatabase.engines)
+    func aRemovedInstallationFreesItsPlaceAndTheRefusalSaysHow(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine, maxInstallations: 1, removalLimit: Self.limit) { h in
             let receipt = try await h.sandbox.buy(S.issue).receiptData
             _ = try await h.grant(S.issue, receipt: receipt, installation: "old-phone")
             let refused = await refusal { try await h.grant(S.issue, receipt: receipt, installation: "new-phone") }
@@ -84,8 +84,9 @@ struct InstallationServiceTests {
         }
     }
 
-    @Test func removalsStopAtTheLimitAndComeBackAsTheWindowRolls() async throws {
-        try await H.with(maxInstallations: 5, removalLimit: Self.limit) { h in
+    @Test(arguments: TestDatabase.engines)
+    func removalsStopAtTheLimitAndComeBackAsTheWindowRolls(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine, maxInstallations: 5, removalLimit: Self.limit) { h in
             let receipt = try await h.sandbox.buy(S.issue).receiptData
             for device in ["a", "b", "c", "d"] {
                 _ = try await h.grant(S.issue, receipt: receipt, installation: device)
@@ -121,8 +122,9 @@ struct InstallationServiceTests {
         }
     }
 
-    @Test func unknownInstallationsAndBadRequestsAreRefusedLikeGrants() async throws {
-        try await H.with(removalLimit: Self.limit) { h in
+    @Test(arguments: TestDatabase.engines)
+    func unknownInstallationsAndBadRequestsAreRefusedLikeGrants(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine, removalLimit: Self.limit) { h in
             let receipt = try await h.sandbox.buy(S.issue).receiptData
             _ = try await h.grant(S.issue, receipt: receipt, installation: "phone")
             let unknown = await refusal { try await remove(h, "somebody-else", receipt: receipt) }
@@ -151,47 +153,47 @@ struct InstallationServiceTests {
     }
 
     @Test func aLedgerOfAnOlderReleaseGainsLastSeen() async throws {
-        let connection = try await SQLiteConnection.open(storage: .memory)
-        do {
-            let database = connection.sql()
+        try await TestDatabase.withURL(.sqlite) { url in
             // The table as the first release made it, with one installation.
-            try await database.raw(
-                """
-                CREATE TABLE ledger_installations (
-                    original_transaction_id TEXT NOT NULL,
-                    installation_id TEXT NOT NULL,
-                    first_seen_ms BIGINT NOT NULL,
-                    PRIMARY KEY (original_transaction_id, installation_id))
-                """
-            ).run()
-            try await database.raw("INSERT INTO ledger_installations VALUES ('p', 'old', 1000000)").run()
-            let ledger = try await SQLLedger(database: database)
-            let old = Date(timeIntervalSince1970: 1000)
-            #expect(
-                try await ledger.installations(originalTransactionID: "p")
-                    == [InstallationRecord(installationID: "old", firstSeen: old, lastSeen: old)])
+            try await TestDatabase.prepareOldRelease(
+                at: url,
+                statements: [
+                    """
+                    CREATE TABLE ledger_installations (
+                        original_transaction_id TEXT NOT NULL,
+                        installation_id TEXT NOT NULL,
+                        first_seen_ms BIGINT NOT NULL,
+                        PRIMARY KEY (original_transaction_id, installation_id))
+                    """,
+                    "INSERT INTO ledger_installations VALUES ('p', 'old', 1000000)",
+                ])
             let later = Date(timeIntervalSince1970: 5000)
-            let again = try await ledger.admitInstallation("old", originalTransactionID: "p", limit: 1, at: later)
-            #expect(again == .known)
-            let new = try await ledger.admitInstallation("new", originalTransactionID: "p", limit: 1, at: later)
-            #expect(new == .refused(count: 1))
-            #expect(
-                try await ledger.installations(originalTransactionID: "p")
-                    == [InstallationRecord(installationID: "old", firstSeen: old, lastSeen: later)])
+            let old = Date(timeIntervalSince1970: 1000)
+            try await TestDatabase.withOpened(url) { database in
+                let ledger = SQLLedger(database: database)
+                #expect(
+                    try await ledger.installations(originalTransactionID: "p")
+                        == [InstallationRecord(installationID: "old", firstSeen: old, lastSeen: old)])
+                let again = try await ledger.admitInstallation("old", originalTransactionID: "p", limit: 1, at: later)
+                #expect(again == .known)
+                let new = try await ledger.admitInstallation("new", originalTransactionID: "p", limit: 1, at: later)
+                #expect(new == .refused(count: 1))
+                #expect(
+                    try await ledger.installations(originalTransactionID: "p")
+                        == [InstallationRecord(installationID: "old", firstSeen: old, lastSeen: later)])
+            }
             // Opening it again changes nothing.
-            let reopened = try await SQLLedger(database: database)
-            #expect(try await reopened.installations(originalTransactionID: "p").first?.lastSeen == later)
-            let limit = RemovalLimit(removals: 1, window: .seconds(100))
-            #expect(
-                try await reopened.removeInstallation("old", originalTransactionID: "p", limit: limit, at: later)
-                    == .removed(RemovalAllowance(left: 0, resetsAt: later.addingTimeInterval(100))))
-            #expect(
-                try await reopened.removeInstallation("old", originalTransactionID: "p", limit: limit, at: later)
-                    == .notFound)
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
+            try await TestDatabase.withOpened(url) { (database) async throws in
+                let reopened = SQLLedger(database: database)
+                #expect(try await reopened.installations(originalTransactionID: "p").first?.lastSeen == later)
+                let limit = RemovalLimit(removals: 1, window: .seconds(100))
+                #expect(
+                    try await reopened.removeInstallation("old", originalTransactionID: "p", limit: limit, at: later)
+                        == .removed(RemovalAllowance(left: 0, resetsAt: later.addingTimeInterval(100))))
+                #expect(
+                    try await reopened.removeInstallation("old", originalTransactionID: "p", limit: limit, at: later)
+                        == .notFound)
+            }
         }
     }
 }

@@ -3,13 +3,12 @@ import Foundation
 import KioskCore
 import KioskServerTestSupport
 import KioskStore
-import SQLKit
-import SQLiteKit
 import Testing
 
 @testable import KioskServer
 
-/// A sandbox store over an in-memory database, a temporary data folder and a temporary catalog.
+/// A sandbox store over a fresh database (``TestDatabase``), a temporary data folder and a temporary catalog. The
+/// tests of input the store refuses before reading its records run on SQLite only.
 struct SandboxTestHarness {
     static let bundleID = "com.example.kiosk"
     static let issue = "com.example.issue"
@@ -18,29 +17,23 @@ struct SandboxTestHarness {
     static let pass = "com.example.pass"
     static let passWithoutPeriod = "com.example.pass-default"
 
-    let connection: SQLiteConnection
+    let database: KioskDatabase
     let store: SandboxStore
     let clock: ServerTestClock
     let content: ServerTestDirectory
     let data: ServerTestDirectory
     let catalog: ContentCatalog
 
-    /// Runs `body` with a fresh harness and closes the database afterwards.
+    /// Runs `body` with a fresh harness over a fresh database on `engine`, deleted afterwards.
     static func with<T>(
-        sharedSecret: String? = nil, _ body: (SandboxTestHarness) async throws -> T
+        _ engine: KioskDatabase.Engine, sharedSecret: String? = nil, _ body: (SandboxTestHarness) async throws -> T
     ) async throws -> T {
-        let harness = try await make(sharedSecret: sharedSecret)
-        do {
-            let result = try await body(harness)
-            try await harness.connection.close()
-            return result
-        } catch {
-            try? await harness.connection.close()
-            throw error
+        try await TestDatabase.with(engine) { database in
+            try await body(try await make(database: database, sharedSecret: sharedSecret))
         }
     }
 
-    static func make(sharedSecret: String? = nil) async throws -> SandboxTestHarness {
+    static func make(database: KioskDatabase, sharedSecret: String? = nil) async throws -> SandboxTestHarness {
         let content = try ServerTestDirectory("sandbox-content")
         let data = try ServerTestDirectory("sandbox-data")
         try content.writeProduct(id: issue, type: "non_consumable", files: ["Contents/issue.pdf": Data("pdf".utf8)])
@@ -51,12 +44,11 @@ struct SandboxTestHarness {
         let catalog = await ContentCatalog(
             contentDirectory: content.url, dataDirectory: data.url, logger: LogRecorder().logger)
         let clock = ServerTestClock(ServerTestFixtures.november2026)
-        let connection = try await SQLiteConnection.open(storage: .memory)
-        let store = try await SandboxStore(
-            database: connection.sql(), dataDirectory: data.url, catalog: catalog, bundleID: bundleID,
+        let store = try SandboxStore(
+            database: database.sql, dataDirectory: data.url, catalog: catalog, bundleID: bundleID,
             sharedSecret: sharedSecret, now: clock.closure)
         return SandboxTestHarness(
-            connection: connection, store: store, clock: clock, content: content, data: data, catalog: catalog)
+            database: database, store: store, clock: clock, content: content, data: data, catalog: catalog)
     }
 
     /// The store's receipt signing key, as it keeps it on disk.
@@ -133,8 +125,9 @@ struct SandboxStoreTests {
 
     // MARK: Purchases
 
-    @Test func purchaseReturnsAReceiptListingTheTransaction() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func purchaseReturnsAReceiptListingTheTransaction(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let bought = try await h.buy(H.issue)
             #expect(bought.productID == H.issue)
             #expect(bought.transactionID.count == 16 && bought.transactionID.hasPrefix("2"))
@@ -157,8 +150,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func receiptSigningKeyIsAnOwnerOnlyFileKeptAcrossRestarts() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func receiptSigningKeyIsAnOwnerOnlyFileKeptAcrossRestarts(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let keyFile = h.data.url("sandbox-receipt.key")
             #expect(try Data(contentsOf: keyFile).count == 32)
             let permissions =
@@ -167,8 +161,8 @@ struct SandboxStoreTests {
 
             let bought = try await h.buy(H.issue)
             // A second store over the same database and data folder (a restart) still reads the receipt.
-            let restarted = try await SandboxStore(
-                database: h.connection.sql(), dataDirectory: h.data.url, catalog: h.catalog, bundleID: H.bundleID,
+            let restarted = try SandboxStore(
+                database: h.database.sql, dataDirectory: h.data.url, catalog: h.catalog, bundleID: H.bundleID,
                 sharedSecret: nil, now: h.clock.closure)
             let body = try JSONEncoder().encode(AppleVerifyReceiptRequest(receiptData: bought.receiptData))
             let answer = try await restarted.verifyReceipt(body: body, environment: .sandbox)
@@ -177,8 +171,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func buyingANonConsumableAgainReturnsTheSameTransaction() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func buyingANonConsumableAgainReturnsTheSameTransaction(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let first = try await h.buy(H.issue)
             h.clock.advance(by: 3600)
             let second = try await h.buy(H.issue, quantity: 1)
@@ -201,8 +196,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func consumablesAreBoughtAgainWithTheirQuantity() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func consumablesAreBoughtAgainWithTheirQuantity(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let five = try await h.buy(H.coins, quantity: 5)
             let one = try await h.buy(H.coins)
             let hundred = try await h.buy(H.coins, quantity: 100)
@@ -217,21 +213,22 @@ struct SandboxStoreTests {
 
     @Test(arguments: [0, -1, 101, Int.max, Int.min])
     func consumableQuantityOutOfRangeIsRefused(quantity: Int) async throws {
-        try await H.with { h in
+        try await H.with(.sqlite) { h in
             await expectError(.badRequest) { try await h.buy(H.coins, quantity: quantity) }
         }
     }
 
     @Test(arguments: [SandboxTestHarness.issue, SandboxTestHarness.monthly, SandboxTestHarness.pass])
     func onlyConsumablesComeInQuantities(productID: String) async throws {
-        try await H.with { h in
+        try await H.with(.sqlite) { h in
             await expectError(.badRequest) { try await h.buy(productID, quantity: 2) }
             _ = try await h.buy(productID, quantity: 1)
         }
     }
 
-    @Test func subscriptionRenewalsChainFromThePreviousExpiry() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func subscriptionRenewalsChainFromThePreviousExpiry(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let december = try #require(RFC3339.date(from: "2026-12-01T00:00:00Z"))
             let january = try #require(RFC3339.date(from: "2027-01-01T00:00:00Z"))
             let february = try #require(RFC3339.date(from: "2027-02-01T00:00:00Z"))
@@ -268,8 +265,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func renewalExactlyAtExpiryStartsNow() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func renewalExactlyAtExpiryStartsNow(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let first = try await h.buy(H.monthly)
             let expiry = try #require(first.expiresDate)
             h.clock.set(expiry)
@@ -279,8 +277,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func aRefundedSubscriptionDoesNotExtendTheNextPurchase() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func aRefundedSubscriptionDoesNotExtendTheNextPurchase(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let first = try await h.buy(H.monthly)
             h.clock.advance(by: 3600)
             _ = try await h.store.refund(SandboxRefundRequest(transactionID: first.transactionID))
@@ -290,8 +289,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func nonRenewingSubscriptionsRunForTheirPeriodFromNow() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func nonRenewingSubscriptionsRunForTheirPeriodFromNow(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let first = try await h.buy(H.pass)
             #expect(first.purchaseDate == h.clock.now)
             #expect(first.expiresDate == h.clock.now.addingTimeInterval(7 * 86_400))
@@ -301,22 +301,23 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func nonRenewingSubscriptionWithoutAPeriodDefaultsToOneMonth() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func nonRenewingSubscriptionWithoutAPeriodDefaultsToOneMonth(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let bought = try await h.buy(H.passWithoutPeriod)
             #expect(bought.expiresDate == SubscriptionPeriod(iso8601: "P1M")!.end(from: h.clock.now))
         }
     }
 
     @Test func unknownProductIsNotFound() async throws {
-        try await H.with { h in
+        try await H.with(.sqlite) { h in
             await expectError(.notFound) { try await h.buy("com.example.unknown") }
         }
     }
 
     @Test(arguments: ["", "../x", "a/b", "with space", ".hidden", String(repeating: "p", count: 256)])
     func invalidProductIDIsABadRequest(productID: String) async throws {
-        try await H.with { h in
+        try await H.with(.sqlite) { h in
             await expectError(.badRequest) { try await h.buy(productID) }
         }
     }
@@ -325,22 +326,25 @@ struct SandboxStoreTests {
         "", " ", "a b", "é", "ａ", "a/b", "a;b", "a\u{0}b", "a\nb", "<script>", String(repeating: "u", count: 65),
     ])
     func badUserNamesAreRefused(user: String) async throws {
-        try await H.with { h in
+        try await H.with(.sqlite) { h in
             await expectError(.badRequest) { try await h.buy(H.issue, user: user) }
         }
     }
 
-    @Test(arguments: ["alice", "alice@example.com", "a.b_c-d", "A1", String(repeating: "u", count: 64)])
-    func goodUserNamesBuy(user: String) async throws {
-        try await H.with { h in
+    @Test(
+        arguments: TestDatabase.engines,
+        ["alice", "alice@example.com", "a.b_c-d", "A1", String(repeating: "u", count: 64)])
+    func goodUserNamesBuy(engine: KioskDatabase.Engine, user: String) async throws {
+        try await H.with(engine) { h in
             let bought = try await h.buy(H.issue, user: user)
             let receipt = try #require(SandboxReceipt.decode(bought.receiptData, signingKey: try h.signingKey()))
             #expect(receipt.user == user)
         }
     }
 
-    @Test func receiptsListOnlyTheirUsersPurchases() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func receiptsListOnlyTheirUsersPurchases(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let alice = try await h.buy(H.issue, user: "alice")
             let bob = try await h.buy(H.coins, user: "bob")
             let aliceAnswer = try await h.verify(alice.receiptData)
@@ -356,15 +360,16 @@ struct SandboxStoreTests {
         "", "not json", "{}", "[]", "null", #"{"receipt-data": 5}"#, #"{"receipt-data": null}"#, #"{"password": "x"}"#,
     ])
     func malformedRequestsAnswer21000(body: String) async throws {
-        try await H.with { h in
+        try await H.with(.sqlite) { h in
             let answer = try await h.store.verifyReceipt(body: Data(body.utf8), environment: .sandbox)
             #expect(answer.status == 21000)
             #expect(answer.receipt == nil)
         }
     }
 
-    @Test func tamperedReceiptsAnswer21002() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func tamperedReceiptsAnswer21002(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let bought = try await h.buy(H.issue)
             let receiptData = bought.receiptData
             #expect(try await h.verify(receiptData).status == 0)
@@ -412,8 +417,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func modifiedPayloadReencodedWithTheOldSignatureAnswers21002() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func modifiedPayloadReencodedWithTheOldSignatureAnswers21002(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let mine = try await h.buy(H.coins, user: "mallory")
             let theirs = try await h.buy(H.issue, user: "alice")
             var receipt = try SandboxReceiptSurgery.payload(mine.receiptData)
@@ -441,8 +447,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func correctlySignedReceiptForAnotherBundleAnswers21002() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func correctlySignedReceiptForAnotherBundleAnswers21002(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let bought = try await h.buy(H.issue)
             var receipt = try SandboxReceiptSurgery.payload(bought.receiptData)
             receipt.bundleID = "com.example.other"
@@ -452,18 +459,19 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func receiptFromAnotherSandboxStoreAnswers21002() async throws {
-        try await H.with { h in
-            try await H.with { other in
+    @Test(arguments: TestDatabase.engines)
+    func receiptFromAnotherSandboxStoreAnswers21002(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
+            try await H.with(engine) { other in
                 let foreign = try await other.buy(H.issue)
                 #expect(try await h.verify(foreign.receiptData).status == 21002)
             }
         }
     }
 
-    @Test(arguments: [nil, "", "wrong", "S3CRET", "s3cret "] as [String?])
-    func wrongOrMissingPasswordAnswers21004(password: String?) async throws {
-        try await H.with(sharedSecret: "s3cret") { h in
+    @Test(arguments: TestDatabase.engines, [nil, "", "wrong", "S3CRET", "s3cret "] as [String?])
+    func wrongOrMissingPasswordAnswers21004(engine: KioskDatabase.Engine, password: String?) async throws {
+        try await H.with(engine, sharedSecret: "s3cret") { h in
             let bought = try await h.buy(H.monthly)
             let answer = try await h.verify(bought.receiptData, password: password)
             #expect(answer.status == 21004)
@@ -472,23 +480,26 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func tamperingIsReportedBeforeThePassword() async throws {
-        try await H.with(sharedSecret: "s3cret") { h in
+    @Test(arguments: TestDatabase.engines)
+    func tamperingIsReportedBeforeThePassword(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine, sharedSecret: "s3cret") { h in
             let answer = try await h.verify("garbage", password: "wrong")
             #expect(answer.status == 21002)
         }
     }
 
-    @Test func withoutASharedSecretAnyPasswordIsAccepted() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func withoutASharedSecretAnyPasswordIsAccepted(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let bought = try await h.buy(H.issue)
             #expect(try await h.verify(bought.receiptData, password: "anything").status == 0)
             #expect(try await h.verify(bought.receiptData, password: nil).status == 0)
         }
     }
 
-    @Test func productionEndpointAnswers21007() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func productionEndpointAnswers21007(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let bought = try await h.buy(H.issue)
             let answer = try await h.verify(bought.receiptData, environment: .production)
             #expect(answer.status == 21007)
@@ -497,8 +508,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func sandboxAnswerCarriesInAppAndLatestReceiptInfo() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func sandboxAnswerCarriesInAppAndLatestReceiptInfo(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let issue = try await h.buy(H.issue)
             let coins = try await h.buy(H.coins, quantity: 3)
             let month1 = try await h.buy(H.monthly)
@@ -539,8 +551,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func withoutSubscriptionsThereIsNoLatestReceiptInfo() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func withoutSubscriptionsThereIsNoLatestReceiptInfo(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let bought = try await h.buy(H.issue)
             let answer = try await h.verify(bought.receiptData)
             #expect(answer.status == 0)
@@ -549,8 +562,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func anOlderReceiptListsOnlyItsTransactionsInInApp() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func anOlderReceiptListsOnlyItsTransactionsInInApp(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let first = try await h.buy(H.issue)
             let second = try await h.buy(H.coins)
             let old = try await h.verify(first.receiptData)
@@ -561,8 +575,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func excludeOldTransactionsKeepsOnlyTheLatestRenewal() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func excludeOldTransactionsKeepsOnlyTheLatestRenewal(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             _ = try await h.buy(H.monthly)
             _ = try await h.buy(H.monthly)
             let last = try await h.buy(H.monthly)
@@ -586,8 +601,9 @@ struct SandboxStoreTests {
 
     // MARK: Refunds
 
-    @Test func refundSetsTheCancellationDateOnce() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func refundSetsTheCancellationDateOnce(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let refunded = try await h.buy(H.issue)
             let kept = try await h.buy(H.coins)
             h.clock.advance(by: 3600)
@@ -610,8 +626,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test func refundedSubscriptionShowsInLatestReceiptInfo() async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines)
+    func refundedSubscriptionShowsInLatestReceiptInfo(engine: KioskDatabase.Engine) async throws {
+        try await H.with(engine) { h in
             let month = try await h.buy(H.monthly)
             _ = try await h.store.refund(SandboxRefundRequest(transactionID: month.transactionID))
             let answer = try await h.verify(month.receiptData)
@@ -619,9 +636,9 @@ struct SandboxStoreTests {
         }
     }
 
-    @Test(arguments: ["2000000000000000", "", "not-a-transaction"])
-    func refundOfAnUnknownTransactionIsNotFound(transactionID: String) async throws {
-        try await H.with { h in
+    @Test(arguments: TestDatabase.engines, ["2000000000000000", "", "not-a-transaction"])
+    func refundOfAnUnknownTransactionIsNotFound(engine: KioskDatabase.Engine, transactionID: String) async throws {
+        try await H.with(engine) { h in
             _ = try await h.buy(H.issue)
             await expectError(.notFound) {
                 try await h.store.refund(SandboxRefundRequest(transactionID: transactionID))
@@ -644,15 +661,11 @@ enum LedgerTestFixtures {
             quantity: quantity, verifiedAt: verified)
     }
 
-    static func withLedger(_ body: (SQLLedger, any SQLDatabase) async throws -> Void) async throws {
-        let connection = try await SQLiteConnection.open(storage: .memory)
-        do {
-            try await body(try await SQLLedger(database: connection.sql()), connection.sql())
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
-        }
+    /// Runs `body` with a ledger over a fresh database on `engine`, and that database.
+    static func withLedger(
+        _ engine: KioskDatabase.Engine, _ body: (SQLLedger, KioskDatabase) async throws -> Void
+    ) async throws {
+        try await TestDatabase.with(engine) { database in try await body(SQLLedger(database: database), database) }
     }
 }
 
@@ -660,8 +673,9 @@ enum LedgerTestFixtures {
 struct SQLLedgerTests {
     typealias F = LedgerTestFixtures
 
-    @Test func recordingTwiceIsIdempotent() async throws {
-        try await F.withLedger { ledger, _ in
+    @Test(arguments: TestDatabase.engines)
+    func recordingTwiceIsIdempotent(engine: KioskDatabase.Engine) async throws {
+        try await F.withLedger(engine) { ledger, _ in
             #expect(try await ledger.count() == 0)
             let transaction = F.transaction("1")
             try await ledger.record([transaction])
@@ -671,8 +685,9 @@ struct SQLLedgerTests {
         }
     }
 
-    @Test func recordingAgainUpdatesWhatMayChange() async throws {
-        try await F.withLedger { ledger, _ in
+    @Test(arguments: TestDatabase.engines)
+    func recordingAgainUpdatesWhatMayChange(engine: KioskDatabase.Engine) async throws {
+        try await F.withLedger(engine) { ledger, _ in
             let start = ServerTestFixtures.november2026
             try await ledger.record([F.transaction("1", expires: start.addingTimeInterval(100))])
             let cancelled = start.addingTimeInterval(50.5)
@@ -696,8 +711,9 @@ struct SQLLedgerTests {
         }
     }
 
-    @Test func countAndLookUp() async throws {
-        try await F.withLedger { ledger, database in
+    @Test(arguments: TestDatabase.engines)
+    func countAndLookUp(engine: KioskDatabase.Engine) async throws {
+        try await F.withLedger(engine) { ledger, database in
             try await ledger.record([])
             #expect(try await ledger.count() == 0)
             try await ledger.record([F.transaction("1"), F.transaction("2"), F.transaction("3")])
@@ -707,14 +723,17 @@ struct SQLLedgerTests {
             #expect(try await ledger.transaction(id: "5") == nil)
             #expect(try await ledger.transaction(id: "") == nil)
 
-            // Opening the ledger again over the same database keeps its rows.
-            let reopened = try await SQLLedger(database: database)
-            #expect(try await reopened.count() == 4)
+            // Opening the database again (its migrations run again) keeps the rows.
+            let reopened = try await KioskDatabase.open(database.url, logger: TestDatabase.logger)
+            let count = try? await SQLLedger(database: reopened).count()
+            try await reopened.close()
+            #expect(count == 4)
         }
     }
 
-    @Test func datesKeepMillisecondPrecision() async throws {
-        try await F.withLedger { ledger, _ in
+    @Test(arguments: TestDatabase.engines)
+    func datesKeepMillisecondPrecision(engine: KioskDatabase.Engine) async throws {
+        try await F.withLedger(engine) { ledger, _ in
             let purchase = Date(timeIntervalSince1970: 1_793_491_200.123)
             try await ledger.record([F.transaction("ms", purchase: purchase)])
             let stored = try #require(try await ledger.transaction(id: "ms"))

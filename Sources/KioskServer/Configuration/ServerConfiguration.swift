@@ -28,6 +28,9 @@ public struct ServerConfiguration: Sendable {
     public var contentDirectory: URL = URL(fileURLWithPath: "content")
     /// The folder for the ledger, the hash cache and generated keys.
     public var dataDirectory: URL = URL(fileURLWithPath: ".kiosk")
+    /// The database of the ledger and the sandbox store; nil keeps them in `kiosk.sqlite` in ``dataDirectory``
+    /// (see ``databaseURL``).
+    public var database: DatabaseURL?
     /// Which store verifies receipts.
     public var store: StoreMode = .sandbox
     /// The app's bundle ID: receipts for another app are refused. The App Store needs the real one.
@@ -116,6 +119,11 @@ public struct ServerConfiguration: Sendable {
     /// them).
     public var acceptedStoreEnvironments: Set<StoreEnvironment> {
         Set(acceptedTransactionEnvironments.compactMap { StoreEnvironment(rawValue: $0) })
+    }
+
+    /// The database the server opens: ``database``, or by default `kiosk.sqlite` in ``dataDirectory``.
+    public var databaseURL: DatabaseURL {
+        database ?? .sqlite(path: dataDirectory.appendingPathComponent("kiosk.sqlite").path)
     }
 
     /// Whether the sandbox store would listen on an address other machines can reach.

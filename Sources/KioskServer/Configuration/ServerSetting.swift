@@ -19,11 +19,12 @@ public struct ServerSetting: Sendable {
     public let isFlag: Bool
     private let read: @Sendable (String, inout ServerConfiguration) throws(ServerSetting.Invalid) -> Void
     private let show: @Sendable (ServerConfiguration) -> String
+    private let quote: @Sendable (String) -> String
 
     /// The command-line option, e.g. `--max-installations`.
     public var option: String { "--\(name)" }
     /// The environment variable, e.g. `KIOSK_MAX_INSTALLATIONS`.
-    public var environmentVariable: String { "KIOSK_" + name.uppercased().replacingOccurrences(of: "-", with: "_") }
+    public let environmentVariable: String
     /// The default as text (`none` for an unset optional value).
     public var defaultDescription: String { show(ServerConfiguration()) }
 
@@ -42,23 +43,33 @@ public struct ServerSetting: Sendable {
         self.help = help
         self.hasOption = hasOption
         self.isFlag = parser.isFlag
+        self.environmentVariable = Self.variable(for: name)
+        self.quote = parser.quote
         self.read = { (text, configuration) throws(Invalid) in configuration[keyPath: keyPath] = try parser.parse(text)
         }
         self.show = { parser.format($0[keyPath: keyPath]) }
     }
 
-    /// A setting whose value may be absent (`nil`: not set, the behaviour described in `help`).
+    /// A setting whose value may be absent (`nil`: not set, the behaviour described in `help`), read from
+    /// `variable` rather than the variable its name gives when one is named.
     init<Value>(
         _ name: String, _ keyPath: WritableKeyPath<ServerConfiguration, Value?> & Sendable, _ parser: Parser<Value>,
-        help: String, hasOption: Bool = true, unset: String = "none"
+        help: String, hasOption: Bool = true, unset: String = "none", variable: String? = nil
     ) {
         self.name = name
         self.help = help
         self.hasOption = hasOption
         self.isFlag = parser.isFlag
+        self.environmentVariable = variable ?? Self.variable(for: name)
+        self.quote = parser.quote
         self.read = { (text, configuration) throws(Invalid) in configuration[keyPath: keyPath] = try parser.parse(text)
         }
         self.show = { $0[keyPath: keyPath].map(parser.format) ?? unset }
+    }
+
+    /// `KIOSK_` and `name` in upper case, `-` as `_`.
+    private static func variable(for name: String) -> String {
+        "KIOSK_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
     /// Applies `text`, read from `source` (an option or a variable), to `configuration`.
@@ -68,7 +79,7 @@ public struct ServerSetting: Sendable {
         do {
             try read(text, &configuration)
         } catch {
-            let shown = hasOption ? "'\(text.prefix(200))'" : "its value"
+            let shown = hasOption ? "'\(quote(text).prefix(200))'" : "its value"
             throw ServerConfigurationError("\(source): \(shown) is not \(error.expected).")
         }
     }
@@ -78,6 +89,8 @@ public struct ServerSetting: Sendable {
         let parse: @Sendable (String) throws(Invalid) -> Value
         let format: @Sendable (Value) -> String
         var isFlag = false
+        /// What an error message may show of a text that was refused.
+        var quote: @Sendable (String) -> String = { $0 }
     }
 }
 
@@ -174,6 +187,23 @@ extension ServerSetting.Parser where Value == URL {
     }
 }
 
+extension ServerSetting.Parser where Value == DatabaseURL {
+    /// `sqlite:PATH` or `postgres://user:password@host:port/database`; shown with the password as `***`.
+    static var database: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                do {
+                    return try DatabaseURL(parsing: text)
+                } catch {
+                    throw .init(
+                        expected: "a database URL, sqlite:PATH or postgres://user:password@host:port/database "
+                            + "(\(error))")
+                }
+            },
+            format: { $0.description }, quote: { DatabaseURL.redacting($0) })
+    }
+}
+
 extension ServerSetting.Parser where Value == StoreMode {
     /// `sandbox` or `appstore`.
     static var store: Self {
@@ -225,6 +255,10 @@ extension ServerSetting {
             "content", \.contentDirectory, .path, help: "The content folder (<product_id>/Info.json + Contents/)."),
         ServerSetting(
             "data", \.dataDirectory, .path, help: "The data folder: ledger, hash cache, keys (made owner-only)."),
+        ServerSetting(
+            "database", \.database, .database,
+            help: "The database: sqlite:PATH or postgres://user:password@host:port/database[?sslmode=…].",
+            unset: "sqlite:kiosk.sqlite in --data", variable: "KIOSK_DATABASE_URL"),
         ServerSetting("store", \.store, .store, help: "Which store verifies receipts: sandbox or appstore."),
         ServerSetting(
             "bundle-id", \.bundleID, .text,

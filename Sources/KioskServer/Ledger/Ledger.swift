@@ -129,13 +129,15 @@ public enum InstallationAdmission: Sendable, Hashable {
 /// Refunds and revocations are ordered by date: a reversed refund ("reinstated") ignores any cancellation of the
 /// same transaction dated at or before the reversal, so a stale proof or a late notification cannot revoke it again.
 ///
-/// The embedded default is ``SQLLedger`` on SQLite; the same queries run on PostgreSQL for scale-out.
+/// ``SQLLedger`` keeps it in a ``KioskDatabase``: a SQLite file (the embedded default) or PostgreSQL (several
+/// instances sharing one ledger), with the same queries.
 public protocol Ledger: Sendable {
     /// Runs `body` as one database transaction: the ledger it receives sees no concurrent change, and its changes
-    /// are all kept (when `body` returns) or none (when it throws). Transactions run one after the other, as if
-    /// serially (SQLite: `BEGIN IMMEDIATE` on the ledger's connection, one at a time; a PostgreSQL ledger would use
-    /// `SERIALIZABLE` or lock the rows it reads). Calling it on the ledger a transaction received runs `body` inside
-    /// that transaction.
+    /// are all kept (when `body` returns) or none (when it throws). Transactions run as if one after the other, also
+    /// across processes (SQLite: `BEGIN IMMEDIATE` on the ledger's connection, one at a time; PostgreSQL:
+    /// `SERIALIZABLE`, run again after a serialization failure). So `body` may run more than once: it acts only
+    /// through the ledger it receives, and returns what its caller should do once the transaction committed. Calling
+    /// it on the ledger a transaction received runs `body` inside that transaction.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any Ledger) async throws -> T) async throws -> T
     /// Inserts or updates these transactions (a recorded cancellation is kept).
     func record(_ transactions: [LedgerTransaction]) async throws

@@ -2,131 +2,50 @@ import Foundation
 import KioskStore
 import SQLKit
 
-/// The ``Ledger`` on any SQLKit database (SQLite by default). Dates are stored as milliseconds since 1970.
+/// The ``Ledger`` on a ``KioskDatabase``, SQLite or PostgreSQL: the same SQL on both. Dates are stored as
+/// milliseconds since 1970.
 ///
-/// Tables: `ledger_transactions`, `ledger_notifications` (applied notification UUIDs), `ledger_subscriptions`
-/// (what notifications said about each subscription), `ledger_installations` (which installations use each
-/// purchase) and `ledger_installation_removals` (when each purchase removed one).
+/// Tables (created by ``SchemaMigrations``): `ledger_transactions`, `ledger_notifications` (applied notification
+/// UUIDs), `ledger_subscriptions` (what notifications said about each subscription), `ledger_installations` (which
+/// installations use each purchase) and `ledger_installation_removals` (when each purchase removed one).
 ///
-/// The ledger shares one connection among its callers: each operation, and each ``transaction(_:)`` as a whole,
-/// holds the ledger's ``SerialGate``, so that a database transaction never takes in another caller's statements.
+/// An operation of one statement runs alone on the database; an operation of several (a batch of records, a check
+/// and a change) runs as one ``KioskDatabase/transaction(_:)`` — or inside the caller's, in the ledger a
+/// ``transaction(_:)`` hands to its body.
 public struct SQLLedger: Ledger {
-    private let database: any SQLDatabase
-    /// Held around each operation; `nil` for the ledger a running transaction hands to its body.
-    private let gate: SerialGate?
+    /// The database; `nil` for the ledger a running transaction hands to its body.
+    private let database: KioskDatabase?
+    /// Where statements run: the database's shared view, or the running transaction's session.
+    private let sql: any SQLDatabase
 
-    /// Creates the ledger over `database`, creating its tables if needed and adding the columns that older releases
-    /// did not have.
-    public init(database: any SQLDatabase) async throws {
+    /// The ledger over `database`, whose schema ``KioskDatabase/open(_:logger:)`` brought up to date.
+    public init(database: KioskDatabase) {
         self.database = database
-        self.gate = SerialGate()
-        try await database.create(table: "ledger_transactions").ifNotExists()
-            .column("transaction_id", type: .text, .primaryKey(autoIncrement: false))
-            .column("original_transaction_id", type: .text, .notNull)
-            .column("product_id", type: .text, .notNull)
-            .column("environment", type: .text, .notNull)
-            .column("bundle_id", type: .text, .notNull)
-            .column("purchase_date_ms", type: .bigint, .notNull)
-            .column("expires_date_ms", type: .bigint)
-            .column("cancellation_date_ms", type: .bigint)
-            .column("quantity", type: .int, .notNull)
-            .column("verified_at_ms", type: .bigint, .notNull)
-            .run()
-        // Added after the first release: what a cancellation closes, and when a refund was last reversed.
-        let columns = try await database.raw("SELECT name FROM pragma_table_info('ledger_transactions')")
-            .all(decodingColumn: "name", as: String.self)
-        for (column, type) in [("revocation_scope", "TEXT"), ("reinstated_at_ms", "BIGINT")]
-        where !columns.contains(column) {
-            try await database.raw("ALTER TABLE ledger_transactions ADD COLUMN \(unsafeRaw: column) \(unsafeRaw: type)")
-                .run()
-        }
-        try await database.raw(
-            "CREATE INDEX IF NOT EXISTS ledger_transactions_original ON ledger_transactions (original_transaction_id)"
-        ).run()
-        try await database.create(table: "ledger_notifications").ifNotExists()
-            .column("notification_uuid", type: .text, .primaryKey(autoIncrement: false))
-            .column("notification_type", type: .text, .notNull)
-            .column("subtype", type: .text)
-            .column("signed_date_ms", type: .bigint, .notNull)
-            .column("received_at_ms", type: .bigint, .notNull)
-            .run()
-        try await database.create(table: "ledger_subscriptions").ifNotExists()
-            .column("original_transaction_id", type: .text, .primaryKey(autoIncrement: false))
-            .column("last_signed_date_ms", type: .bigint, .notNull)
-            .column("grace_expires_ms", type: .bigint)
-            .run()
-        try await database.raw(
-            """
-            CREATE TABLE IF NOT EXISTS ledger_installations (
-                original_transaction_id TEXT NOT NULL,
-                installation_id TEXT NOT NULL,
-                first_seen_ms BIGINT NOT NULL,
-                last_seen_ms BIGINT,
-                PRIMARY KEY (original_transaction_id, installation_id))
-            """
-        ).run()
-        // Added after the first release: when an installation was last admitted (until then: when first admitted).
-        let installationColumns = try await database.raw("SELECT name FROM pragma_table_info('ledger_installations')")
-            .all(decodingColumn: "name", as: String.self)
-        if !installationColumns.contains("last_seen_ms") {
-            try await database.raw("ALTER TABLE ledger_installations ADD COLUMN last_seen_ms BIGINT").run()
-            try await database.raw("UPDATE ledger_installations SET last_seen_ms = first_seen_ms").run()
-        }
-        try await database.raw(
-            """
-            CREATE TABLE IF NOT EXISTS ledger_installation_removals (
-                original_transaction_id TEXT NOT NULL,
-                installation_id TEXT NOT NULL,
-                removed_at_ms BIGINT NOT NULL)
-            """
-        ).run()
-        try await database.raw(
-            """
-            CREATE INDEX IF NOT EXISTS ledger_installation_removals_purchase
-            ON ledger_installation_removals (original_transaction_id, removed_at_ms)
-            """
-        ).run()
+        self.sql = database.sql
     }
 
     /// The ledger a running transaction hands to its body: its operations run inside that transaction.
     private init(session: any SQLDatabase) {
-        database = session
-        gate = nil
+        database = nil
+        sql = session
     }
 
-    /// Runs `body` on the database, alone (holding the gate), unless this ledger is already inside a transaction.
-    private func exclusive<T>(_ body: (any SQLDatabase) async throws -> T) async throws -> T {
-        guard let gate else { return try await body(database) }
-        await gate.acquire()
-        do {
-            let result = try await body(database)
-            await gate.release()
-            return result
-        } catch {
-            await gate.release()
-            throw error
-        }
+    /// Runs `body` as one database transaction, or inside the one this ledger is in.
+    private func atomically<T: Sendable>(
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
+    ) async throws -> T {
+        guard let database else { return try await body(sql) }
+        return try await database.transaction(body)
     }
 
     public func transaction<T: Sendable>(_ body: @escaping @Sendable (any Ledger) async throws -> T) async throws -> T {
-        guard gate != nil else { return try await body(self) }
-        return try await exclusive { database in
-            try await database.withSession { session in
-                try await session.raw("BEGIN IMMEDIATE").run()
-                do {
-                    let result = try await body(SQLLedger(session: session))
-                    try await session.raw("COMMIT").run()
-                    return result
-                } catch {
-                    try? await session.raw("ROLLBACK").run()
-                    throw error
-                }
-            }
-        }
+        guard let database else { return try await body(self) }
+        return try await database.transaction { session in try await body(SQLLedger(session: session)) }
     }
 
     public func record(_ transactions: [LedgerTransaction]) async throws {
-        try await exclusive { database in
+        guard !transactions.isEmpty else { return }
+        try await atomically { database in
             for transaction in transactions {
                 try await database.insert(into: "ledger_transactions")
                     .model(Row(transaction))
@@ -153,7 +72,7 @@ public struct SQLLedger: Ledger {
     }
 
     public func transaction(id: String) async throws -> LedgerTransaction? {
-        try await exclusive { database in try await Self.transaction(id: id, in: database) }
+        try await Self.transaction(id: id, in: sql)
     }
 
     private static func transaction(id: String, in database: any SQLDatabase) async throws -> LedgerTransaction? {
@@ -164,7 +83,8 @@ public struct SQLLedger: Ledger {
     }
 
     public func recordIfAbsent(_ transactions: [LedgerTransaction]) async throws {
-        try await exclusive { database in
+        guard !transactions.isEmpty else { return }
+        try await atomically { database in
             for transaction in transactions {
                 try await database.insert(into: "ledger_transactions").model(Row(transaction))
                     .ignoringConflicts(with: ["transaction_id"])
@@ -175,17 +95,15 @@ public struct SQLLedger: Ledger {
 
     public func transactions(originalTransactionIDs: [String]) async throws -> [LedgerTransaction] {
         guard !originalTransactionIDs.isEmpty else { return [] }
-        return try await exclusive { database in
-            try await database.select().column("*").from("ledger_transactions")
-                .where("original_transaction_id", .in, originalTransactionIDs)
-                .orderBy("purchase_date_ms")
-                .all(decoding: Row.self)
-                .map(\.transaction)
-        }
+        return try await sql.select().column("*").from("ledger_transactions")
+            .where("original_transaction_id", .in, originalTransactionIDs)
+            .orderBy("purchase_date_ms")
+            .all(decoding: Row.self)
+            .map(\.transaction)
     }
 
     public func revoke(transactionID: String, at date: Date, scope: RevocationScope) async throws -> Revocation? {
-        try await exclusive { database in
+        try await atomically { database in
             let milliseconds = date.millisecondsSince1970
             try await database.raw(
                 """
@@ -203,14 +121,15 @@ public struct SQLLedger: Ledger {
     }
 
     public func reinstate(transactionID: String, at date: Date) async throws -> Revocation? {
-        try await exclusive { database in
+        try await atomically { database in
             guard let row = try await Self.transaction(id: transactionID, in: database) else { return nil }
             let milliseconds = date.millisecondsSince1970
             let lifted = row.cancellationDate.map { $0.millisecondsSince1970 <= milliseconds } ?? false
             try await database.raw(
                 """
                 UPDATE ledger_transactions
-                SET reinstated_at_ms = MAX(COALESCE(reinstated_at_ms, \(bind: milliseconds)), \(bind: milliseconds)),
+                SET reinstated_at_ms = CASE WHEN reinstated_at_ms > \(bind: milliseconds) THEN reinstated_at_ms
+                        ELSE \(bind: milliseconds) END,
                     cancellation_date_ms = CASE WHEN \(bind: lifted) THEN NULL ELSE cancellation_date_ms END,
                     revocation_scope = CASE WHEN \(bind: lifted) THEN NULL ELSE revocation_scope END
                 WHERE transaction_id = \(bind: transactionID)
@@ -221,49 +140,41 @@ public struct SQLLedger: Ledger {
     }
 
     public func revocations() async throws -> [Revocation] {
-        try await exclusive { database in
-            try await database.select().column("*").from("ledger_transactions")
-                .where("cancellation_date_ms", .isNot, SQLLiteral.null)
-                .all(decoding: Row.self)
-                .compactMap(\.transaction.revocation)
-        }
+        try await sql.select().column("*").from("ledger_transactions")
+            .where("cancellation_date_ms", .isNot, SQLLiteral.null)
+            .all(decoding: Row.self)
+            .compactMap(\.transaction.revocation)
     }
 
     public func hasNotification(uuid: String) async throws -> Bool {
-        try await exclusive { database in
-            try await database.select().column("notification_uuid").from("ledger_notifications")
-                .where("notification_uuid", .equal, uuid)
-                .first() != nil
-        }
+        try await sql.select().column("notification_uuid").from("ledger_notifications")
+            .where("notification_uuid", .equal, uuid)
+            .first() != nil
     }
 
     public func recordNotification(
         uuid: String, type: String, subtype: String?, signedDate: Date, receivedAt: Date
     ) async throws {
-        try await exclusive { database in
-            try await database.insert(into: "ledger_notifications")
-                .columns("notification_uuid", "notification_type", "subtype", "signed_date_ms", "received_at_ms")
-                .values(
-                    SQLBind(uuid), SQLBind(type), SQLBind(subtype), SQLBind(signedDate.millisecondsSince1970),
-                    SQLBind(receivedAt.millisecondsSince1970)
-                )
-                .ignoringConflicts(with: ["notification_uuid"])
-                .run()
-        }
+        try await sql.insert(into: "ledger_notifications")
+            .columns("notification_uuid", "notification_type", "subtype", "signed_date_ms", "received_at_ms")
+            .values(
+                SQLBind(uuid), SQLBind(type), SQLBind(subtype), SQLBind(signedDate.millisecondsSince1970),
+                SQLBind(receivedAt.millisecondsSince1970)
+            )
+            .ignoringConflicts(with: ["notification_uuid"])
+            .run()
     }
 
     public func subscriptionState(originalTransactionID: String) async throws -> SubscriptionState? {
-        try await exclusive { database in
-            try await database.select().column("*").from("ledger_subscriptions")
-                .where("original_transaction_id", .equal, originalTransactionID)
-                .first(decoding: SubscriptionRow.self)
-                .map {
-                    SubscriptionState(
-                        originalTransactionID: $0.original_transaction_id,
-                        lastSignedDate: Date(milliseconds: $0.last_signed_date_ms),
-                        gracePeriodExpiresDate: $0.grace_expires_ms.map(Date.init(milliseconds:)))
-                }
-        }
+        try await sql.select().column("*").from("ledger_subscriptions")
+            .where("original_transaction_id", .equal, originalTransactionID)
+            .first(decoding: SubscriptionRow.self)
+            .map {
+                SubscriptionState(
+                    originalTransactionID: $0.original_transaction_id,
+                    lastSignedDate: Date(milliseconds: $0.last_signed_date_ms),
+                    gracePeriodExpiresDate: $0.grace_expires_ms.map(Date.init(milliseconds:)))
+            }
     }
 
     public func setSubscriptionState(_ state: SubscriptionState) async throws {
@@ -271,19 +182,19 @@ public struct SQLLedger: Ledger {
             original_transaction_id: state.originalTransactionID,
             last_signed_date_ms: state.lastSignedDate.millisecondsSince1970,
             grace_expires_ms: state.gracePeriodExpiresDate?.millisecondsSince1970)
-        try await exclusive { database in
-            try await database.insert(into: "ledger_subscriptions").model(row)
-                .onConflict(with: ["original_transaction_id"]) { update in
-                    update.set(excludedValueOf: "last_signed_date_ms").set(excludedValueOf: "grace_expires_ms")
-                }
-                .run()
-        }
+        try await sql.insert(into: "ledger_subscriptions").model(row)
+            .onConflict(with: ["original_transaction_id"]) { update in
+                update.set(excludedValueOf: "last_signed_date_ms").set(excludedValueOf: "grace_expires_ms")
+            }
+            .run()
     }
 
     public func admitInstallation(
         _ installationID: String, originalTransactionID: String, limit: Int, at date: Date
     ) async throws -> InstallationAdmission {
-        try await exclusive { database in
+        // One database transaction counts and inserts, so that two new installations asking at once (in this
+        // process or another) cannot both take the last place.
+        try await atomically { database in
             try await Self.admitInstallation(
                 installationID, originalTransactionID: originalTransactionID, limit: limit, at: date, in: database)
         }
@@ -302,20 +213,20 @@ public struct SQLLedger: Ledger {
             try await database.raw(
                 """
                 UPDATE ledger_installations
-                SET last_seen_ms = MAX(COALESCE(last_seen_ms, first_seen_ms), \(bind: milliseconds))
+                SET last_seen_ms = CASE WHEN COALESCE(last_seen_ms, first_seen_ms) > \(bind: milliseconds)
+                    THEN COALESCE(last_seen_ms, first_seen_ms) ELSE \(bind: milliseconds) END
                 WHERE original_transaction_id = \(bind: originalTransactionID)
                     AND installation_id = \(bind: installationID)
                 """
             ).run()
             return .known
         }
-        // One statement checks the count and inserts, so that two new installations asking at once cannot both
-        // take the last place.
         try await database.raw(
             """
             INSERT INTO ledger_installations (original_transaction_id, installation_id, first_seen_ms, last_seen_ms)
             SELECT \(bind: originalTransactionID), \(bind: installationID), \(bind: milliseconds), \(bind: milliseconds)
-            WHERE (SELECT COUNT(*) FROM ledger_installations WHERE original_transaction_id = \(bind: originalTransactionID)) < \(bind: limit)
+            WHERE (SELECT COUNT(*) FROM ledger_installations
+                WHERE original_transaction_id = \(bind: originalTransactionID)) < \(bind: limit)
             ON CONFLICT DO NOTHING
             """
         ).run()
@@ -324,15 +235,7 @@ public struct SQLLedger: Ledger {
     }
 
     public func installations(originalTransactionID: String) async throws -> [InstallationRecord] {
-        try await exclusive { database in
-            try await Self.installations(originalTransactionID: originalTransactionID, in: database)
-        }
-    }
-
-    private static func installations(
-        originalTransactionID: String, in database: any SQLDatabase
-    ) async throws -> [InstallationRecord] {
-        try await database.select().column("*").from("ledger_installations")
+        try await sql.select().column("*").from("ledger_installations")
             .where("original_transaction_id", .equal, originalTransactionID)
             .orderBy("first_seen_ms").orderBy("installation_id")
             .all(decoding: InstallationRow.self)
@@ -346,10 +249,7 @@ public struct SQLLedger: Ledger {
     public func removalAllowance(
         originalTransactionID: String, limit: RemovalLimit, at date: Date
     ) async throws -> RemovalAllowance {
-        try await exclusive { database in
-            try await Self.removalAllowance(
-                originalTransactionID: originalTransactionID, limit: limit, at: date, in: database)
-        }
+        try await Self.removalAllowance(originalTransactionID: originalTransactionID, limit: limit, at: date, in: sql)
     }
 
     private static func removalAllowance(
@@ -366,11 +266,11 @@ public struct SQLLedger: Ledger {
         _ installationID: String, originalTransactionID: String, limit: RemovalLimit, at date: Date
     ) async throws -> InstallationRemoval {
         // One database transaction checks and removes, so that removals asking at once cannot pass the limit.
-        try await transaction { ledger in
-            guard let ledger = ledger as? SQLLedger else { preconditionFailure("an SQLLedger's transaction") }
-            let database = ledger.database
-            let listed = try await Self.installations(originalTransactionID: originalTransactionID, in: database)
-            guard listed.contains(where: { $0.installationID == installationID }) else { return .notFound }
+        try await atomically { database in
+            let listed = try await database.select().column("installation_id").from("ledger_installations")
+                .where("original_transaction_id", .equal, originalTransactionID)
+                .all(decodingColumn: "installation_id", as: String.self)
+            guard listed.contains(installationID) else { return .notFound }
             let before = try await Self.removalAllowance(
                 originalTransactionID: originalTransactionID, limit: limit, at: date, in: database)
             guard before.left > 0 else { return .refused(before) }
@@ -389,11 +289,9 @@ public struct SQLLedger: Ledger {
     }
 
     public func count() async throws -> Int {
-        try await exclusive { database in
-            try await database.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n")
-                .from("ledger_transactions")
-                .first(decodingColumn: "n", as: Int.self) ?? 0
-        }
+        try await sql.select().column(SQLFunction("COUNT", args: SQLLiteral.all), as: "n")
+            .from("ledger_transactions")
+            .first(decodingColumn: "n", as: Int.self) ?? 0
     }
 
     /// A row of `ledger_installations`.

@@ -11,7 +11,8 @@ import SQLKit
 /// Server Notifications V2 about its own records (refund, revocation, refund reversal, renewal, expiry, grace
 /// period).
 ///
-/// Its records live in the embedded database (`sandbox_purchases`), so purchases survive a restart.
+/// Its records live in the server's database (`sandbox_purchases`, created by ``SchemaMigrations``), so purchases
+/// survive a restart.
 public struct SandboxStore: Sendable {
     private let database: any SQLDatabase
     private let signingKey: SymmetricKey
@@ -21,12 +22,13 @@ public struct SandboxStore: Sendable {
     private let authority: SandboxSigningAuthority?
     private let now: @Sendable () -> Date
 
-    /// Opens the store over `database`, creating its table, with the receipt signing key kept in `dataDirectory`.
+    /// Opens the store over `database` (a ``KioskDatabase``'s ``KioskDatabase/sql``), with the receipt signing key
+    /// kept in `dataDirectory`.
     public init(
         database: any SQLDatabase, dataDirectory: URL, catalog: ContentCatalog, bundleID: String,
         sharedSecret: String?, signingAuthority: SandboxSigningAuthority? = nil,
         now: @escaping @Sendable () -> Date = Date.init
-    ) async throws {
+    ) throws {
         self.database = database
         self.authority = signingAuthority
         self.signingKey = try Self.loadOrCreateKey(at: dataDirectory.appendingPathComponent("sandbox-receipt.key"))
@@ -34,18 +36,6 @@ public struct SandboxStore: Sendable {
         self.bundleID = bundleID
         self.sharedSecret = sharedSecret
         self.now = now
-        try await database.create(table: "sandbox_purchases").ifNotExists()
-            .column("transaction_id", type: .text, .primaryKey(autoIncrement: false))
-            .column("original_transaction_id", type: .text, .notNull)
-            .column("user_name", type: .text, .notNull)
-            .column("product_id", type: .text, .notNull)
-            .column("quantity", type: .int, .notNull)
-            .column("purchase_date_ms", type: .bigint, .notNull)
-            .column("expires_date_ms", type: .bigint)
-            .column("cancellation_date_ms", type: .bigint)
-            .run()
-        try await database.raw("CREATE INDEX IF NOT EXISTS sandbox_purchases_user ON sandbox_purchases (user_name)")
-            .run()
     }
 
     // MARK: Purchases

@@ -23,6 +23,11 @@ struct ServeCommand: AsyncParsableCommand {
             KIOSK_GRANT_SECRET (≥ 32 bytes; otherwise a key is generated into --data), KIOSK_GRANT_KEY_ID and \
             KIOSK_GRANT_PREVIOUS_KEYS (id:secret,… still accepted during a key rotation).
 
+            The ledger and the sandbox store's purchases live in --database (KIOSK_DATABASE_URL): by default \
+            kiosk.sqlite in --data, or sqlite:PATH, or postgres://user:password@host:port/database?sslmode=… for \
+            several instances sharing one database. Its schema is migrated at start; a database written by a newer \
+            release is refused. The password is never logged; prefer the variable to the option, which `ps` shows.
+
             With --store appstore, --bundle-id must be your app's (the example is refused), and the store URLs must \
             be https (http only to loopback). Redirects from the store are never followed.
 
@@ -38,6 +43,7 @@ struct ServeCommand: AsyncParsableCommand {
             Examples:
               kiosk serve
               kiosk serve --port 0 --content ./content --data /var/lib/kiosk
+              KIOSK_DATABASE_URL=postgres://kiosk:…@db.internal:5432/kiosk?sslmode=require kiosk serve
               KIOSK_SHARED_SECRET=… kiosk serve --store appstore --bundle-id com.acme.app
               KIOSK_STORE=appstore KIOSK_BUNDLE_ID=com.acme.app KIOSK_HOST=0.0.0.0 kiosk serve
               kiosk serve --host 0.0.0.0 --allow-public-sandbox   # a staging sandbox, on purpose
@@ -50,6 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("port"), help: help("port")) var port: String?
     @Option(name: .customLong("content"), help: help("content")) var content: String?
     @Option(name: .customLong("data"), help: help("data")) var data: String?
+    @Option(name: .customLong("database"), help: help("database")) var database: String?
     @Option(name: .customLong("store"), help: help("store")) var store: String?
     @Option(name: .customLong("bundle-id"), help: help("bundle-id")) var bundleID: String?
     @Flag(name: .customLong("allow-public-sandbox"), help: help("allow-public-sandbox")) var allowPublicSandbox = false
@@ -84,7 +91,8 @@ struct ServeCommand: AsyncParsableCommand {
     /// The options given on the command line, by setting name.
     private var options: [String: String] {
         let given: [(String, String?)] = [
-            ("host", host), ("port", port), ("content", content), ("data", data), ("store", store),
+            ("host", host), ("port", port), ("content", content), ("data", data), ("database", database),
+            ("store", store),
             ("bundle-id", bundleID), ("allow-public-sandbox", allowPublicSandbox ? "true" : nil),
             ("public-metrics", publicMetrics ? "true" : nil), ("verify-url", verifyURL),
             ("sandbox-verify-url", sandboxVerifyURL), ("transaction-environments", transactionEnvironments),

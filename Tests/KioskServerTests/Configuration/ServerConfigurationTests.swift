@@ -30,6 +30,7 @@ struct ServerConfigurationTests {
             "send-timeout": "7", "max-header-size": "4096", "shared-secret": "s", "grant-secret": "g",
             "grant-key-id": "k2", "grant-previous-keys": "k1:old", "max-installation-removals": "0",
             "installation-removal-window": "3600", "shutdown-grace": "8",
+            "database": "postgres://kiosk:pw@db.internal:5433/kiosk",
         ]
         // Faults are refused with the App Store: read below, with the sandbox store.
         #expect(Set(values.keys).union(["faults", "faults-seed"]) == Set(ServerSetting.all.map(\.name)))
@@ -46,6 +47,7 @@ struct ServerConfigurationTests {
             #expect(configuration.port == 9090)
             #expect(configuration.contentDirectory.path == "/srv/content")
             #expect(configuration.dataDirectory.path == "/var/lib/kiosk")
+            #expect(configuration.databaseURL.description == "postgres://kiosk:***@db.internal:5433/kiosk")
             #expect(configuration.store == .appstore)
             #expect(configuration.bundleID == "com.acme.newsstand")
             #expect(configuration.allowPublicSandbox && configuration.publicMetrics)

@@ -5,9 +5,11 @@ import Testing
 @testable import KioskServer
 
 extension NotificationProcessorTests {
-    @Test("Two notifications about one subscription, processed at once, always leave the newer state")
-    func concurrentNotificationsKeepTheNewerState() async throws {
-        try await withHarness { (h) async throws in
+    @Test(
+        "Two notifications about one subscription, processed at once, always leave the newer state",
+        arguments: TestDatabase.engines)
+    func concurrentNotificationsKeepTheNewerState(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             for round in 0..<100 {
                 let id = "c\(round)"
                 // The older notification opens a grace period and says the period ends later; the newer one renews

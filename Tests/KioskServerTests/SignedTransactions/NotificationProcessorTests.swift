@@ -11,7 +11,7 @@ struct NotificationProcessorTests {
     typealias Chain = TestSigningChain
     let day: TimeInterval = 86_400
 
-    /// A processor over an in-memory ledger, with a chain its verifier trusts.
+    /// A processor over a ledger on a fresh database, with a chain its verifier trusts.
     struct Harness {
         let chain: Chain
         let ledger: SQLLedger
@@ -32,8 +32,8 @@ struct NotificationProcessorTests {
         }
     }
 
-    func withHarness(_ body: (Harness) async throws -> Void) async throws {
-        try await LedgerTestFixtures.withLedger { ledger, _ in
+    func withHarness(_ engine: KioskDatabase.Engine, _ body: (Harness) async throws -> Void) async throws {
+        try await LedgerTestFixtures.withLedger(engine) { ledger, _ in
             let chain = try Chain()
             let revocations = RevocationList()
             let processor = NotificationProcessor(
@@ -43,9 +43,9 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("REFUND cancels the transaction in the ledger and revokes it")
-    func refund() async throws {
-        try await withHarness { (h) async throws in
+    @Test("REFUND cancels the transaction in the ledger and revokes it", arguments: TestDatabase.engines)
+    func refund(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let bought = Chain.transaction(id: "t1")
             let refunded = Chain.transaction(id: "t1", revoked: Chain.now)
             let result = try await h.notify("REFUND", signed: Chain.now, transaction: refunded)
@@ -62,18 +62,18 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("REVOKE without a revocation date still revokes, at the notification's date")
-    func revoke() async throws {
-        try await withHarness { (h) async throws in
+    @Test("REVOKE without a revocation date still revokes, at the notification's date", arguments: TestDatabase.engines)
+    func revoke(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             _ = try await h.notify("REVOKE", signed: Chain.now, transaction: Chain.transaction(id: "t2"))
             #expect(try await h.ledger.transaction(id: "t2")?.cancellationDate == Chain.now)
             #expect(h.revocations.contains("t2"))
         }
     }
 
-    @Test("A notification delivered twice (same notificationUUID) is applied once")
-    func idempotent() async throws {
-        try await withHarness { (h) async throws in
+    @Test("A notification delivered twice (same notificationUUID) is applied once", arguments: TestDatabase.engines)
+    func idempotent(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let renewal = Chain.transaction(
                 id: "r2", original: "r1", purchase: Chain.now, expires: Chain.now + 30 * day)
             let first = try await h.notify("DID_RENEW", uuid: "u-1", signed: Chain.now, transaction: renewal)
@@ -84,9 +84,39 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("DID_RENEW adds the new period; EXPIRED ends it; both move the window")
-    func renewalAndExpiry() async throws {
-        try await withHarness { (h) async throws in
+    @Test("A notification delivered to two instances at once is applied once", arguments: TestDatabase.engines)
+    func idempotentAcrossInstances(engine: KioskDatabase.Engine) async throws {
+        try await LedgerAcrossInstancesTests.withTwoInstances(engine) { first, second in
+            let chain = try Chain()
+            let processors = [first, second].map { database in
+                NotificationProcessor(
+                    verifier: chain.verifier(), ledger: SQLLedger(database: database), revocations: RevocationList(),
+                    metrics: ServerMetrics(), now: { Chain.now })
+            }
+            let payload = try chain.sign(
+                NotificationPayload(
+                    notificationType: "REFUND", subtype: nil, notificationUUID: "once", signedDate: Chain.now,
+                    data: .init(
+                        bundleId: Chain.bundleID, environment: "Sandbox",
+                        signedTransactionInfo: try chain.sign(Chain.transaction(id: "t1", revoked: Chain.now)),
+                        signedRenewalInfo: nil)))
+            let outcomes = try await withThrowingTaskGroup(of: NotificationResult.Outcome.self) { group in
+                for index in 0..<6 {
+                    let processor = processors[index % 2]
+                    group.addTask {
+                        try await processor.process(signedPayload: payload, logger: Logger(label: "test")).outcome
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == .applied }.count == 1)
+            #expect(outcomes.filter { $0 == .duplicate }.count == 5)
+        }
+    }
+
+    @Test("DID_RENEW adds the new period; EXPIRED ends it; both move the window", arguments: TestDatabase.engines)
+    func renewalAndExpiry(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let first = Chain.transaction(
                 id: "s1", purchase: Chain.now - 30 * day, expires: Chain.now, signed: Chain.now - 30 * day)
             _ = try await h.notify("SUBSCRIBED", signed: Chain.now - 30 * day, transaction: first)
@@ -104,9 +134,9 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("Out of order: an older notification does not undo a newer one")
-    func outOfOrder() async throws {
-        try await withHarness { (h) async throws in
+    @Test("Out of order: an older notification does not undo a newer one", arguments: TestDatabase.engines)
+    func outOfOrder(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let period = Chain.transaction(
                 id: "o1", purchase: Chain.now - day, expires: Chain.now + 29 * day, signed: Chain.now - day)
             var ended = period
@@ -129,9 +159,9 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("A refund applies even when it arrives after a newer notification")
-    func staleRefundStillApplies() async throws {
-        try await withHarness { (h) async throws in
+    @Test("A refund applies even when it arrives after a newer notification", arguments: TestDatabase.engines)
+    func staleRefundStillApplies(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let renewal = Chain.transaction(
                 id: "x2", original: "x1", purchase: Chain.now, expires: Chain.now + 30 * day)
             _ = try await h.notify("DID_RENEW", signed: Chain.now, transaction: renewal)
@@ -143,9 +173,11 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("DID_FAIL_TO_RENEW with GRACE_PERIOD opens a grace period; DID_RENEW closes it")
-    func gracePeriod() async throws {
-        try await withHarness { (h) async throws in
+    @Test(
+        "DID_FAIL_TO_RENEW with GRACE_PERIOD opens a grace period; DID_RENEW closes it",
+        arguments: TestDatabase.engines)
+    func gracePeriod(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let period = Chain.transaction(
                 id: "g1", purchase: Chain.now - 30 * day, expires: Chain.now, signed: Chain.now)
             let renewal = JWSRenewalInfo(
@@ -164,9 +196,9 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("A notification that does not verify is refused as transaction_invalid")
-    func invalidPayload() async throws {
-        try await withHarness { (h) async throws in
+    @Test("A notification that does not verify is refused as transaction_invalid", arguments: TestDatabase.engines)
+    func invalidPayload(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let stranger = try Chain()
             let payload = NotificationPayload(
                 notificationType: "REFUND", notificationUUID: "u", signedDate: Chain.now,
@@ -199,9 +231,9 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("A notification without a transaction (TEST) is acknowledged and ignored")
-    func ignored() async throws {
-        try await withHarness { (h) async throws in
+    @Test("A notification without a transaction (TEST) is acknowledged and ignored", arguments: TestDatabase.engines)
+    func ignored(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let payload = NotificationPayload(
                 notificationType: "TEST", notificationUUID: "t", signedDate: Chain.now,
                 data: .init(
@@ -213,9 +245,9 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("Installations asking at once never exceed the limit")
-    func concurrentInstallations() async throws {
-        try await LedgerTestFixtures.withLedger { ledger, _ in
+    @Test("Installations asking at once never exceed the limit", arguments: TestDatabase.engines)
+    func concurrentInstallations(engine: KioskDatabase.Engine) async throws {
+        try await LedgerTestFixtures.withLedger(engine) { ledger, _ in
             let admissions = try await withThrowingTaskGroup(of: InstallationAdmission.self) { group in
                 for index in 0..<12 {
                     group.addTask {
@@ -230,9 +262,9 @@ struct NotificationProcessorTests {
         }
     }
 
-    @Test("Installations are admitted up to the limit, known ones always")
-    func installations() async throws {
-        try await withHarness { (h) async throws in
+    @Test("Installations are admitted up to the limit, known ones always", arguments: TestDatabase.engines)
+    func installations(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             #expect(
                 try await h.ledger.admitInstallation("a", originalTransactionID: "p", limit: 2, at: Chain.now)
                     == .admitted(count: 1))

@@ -4,9 +4,11 @@ import Testing
 @testable import KioskServer
 
 extension NotificationProcessorTests {
-    @Test("A refunded subscription period closes its own tokens only; the purchase's other periods stay open")
-    func periodRefundScope() async throws {
-        try await withHarness { (h) async throws in
+    @Test(
+        "A refunded subscription period closes its own tokens only; the purchase's other periods stay open",
+        arguments: TestDatabase.engines)
+    func periodRefundScope(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let first = Chain.transaction(id: "p1", purchase: Chain.now - 60 * day, expires: Chain.now - 30 * day)
             let renewal = Chain.transaction(
                 id: "p2", original: "p1", purchase: Chain.now - 30 * day, expires: Chain.now)
@@ -23,9 +25,9 @@ extension NotificationProcessorTests {
         }
     }
 
-    @Test("A refunded non-consumable and a REVOKE close the whole purchase")
-    func purchaseScope() async throws {
-        try await withHarness { (h) async throws in
+    @Test("A refunded non-consumable and a REVOKE close the whole purchase", arguments: TestDatabase.engines)
+    func purchaseScope(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             _ = try await h.notify(
                 "REFUND", signed: Chain.now, transaction: Chain.transaction(id: "n1", revoked: Chain.now))
             #expect(h.revocations.refuses(transactionID: "n1-restored", originalTransactionID: "n1"))
@@ -37,9 +39,11 @@ extension NotificationProcessorTests {
         }
     }
 
-    @Test("REFUND_REVERSED lifts the refund; a cancellation dated before the reversal does not come back")
-    func refundReversed() async throws {
-        try await withHarness { (h) async throws in
+    @Test(
+        "REFUND_REVERSED lifts the refund; a cancellation dated before the reversal does not come back",
+        arguments: TestDatabase.engines)
+    func refundReversed(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let bought = Chain.transaction(id: "r1", purchase: Chain.now - 30 * day, expires: Chain.now + day)
             var refunded = bought
             refunded.revocationDate = Chain.now - 2 * day
@@ -67,9 +71,9 @@ extension NotificationProcessorTests {
         }
     }
 
-    @Test("A reversal that arrives before its refund keeps the transaction open")
-    func reversalBeforeRefund() async throws {
-        try await withHarness { (h) async throws in
+    @Test("A reversal that arrives before its refund keeps the transaction open", arguments: TestDatabase.engines)
+    func reversalBeforeRefund(engine: KioskDatabase.Engine) async throws {
+        try await withHarness(engine) { (h) async throws in
             let bought = Chain.transaction(id: "q1", signed: Chain.now)
             _ = try await h.notify("REFUND_REVERSED", signed: Chain.now, transaction: bought)
             let refunded = Chain.transaction(id: "q1", signed: Chain.now - day, revoked: Chain.now - day)

@@ -1,0 +1,38 @@
+import PostgresNIO
+
+extension DatabaseURL.Postgres {
+    /// The configuration of ``PostgresDriver``'s pool.
+    func clientConfiguration() -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS =
+            switch sslMode {
+            case .disable: .disable
+            case .prefer: .prefer(tlsConfiguration)
+            case .require, .verifyFull: .require(tlsConfiguration)
+            }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: tls)
+        configuration.options.additionalStartupParameters = [("application_name", "kiosk")]
+        return configuration
+    }
+
+    /// The configuration of one connection outside the pool.
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        let tls: PostgresConnection.Configuration.TLS =
+            switch sslMode {
+            case .disable: .disable
+            case .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration))
+            case .require, .verifyFull: .require(try NIOSSLContext(configuration: tlsConfiguration))
+            }
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: username, password: password, database: database, tls: tls)
+        configuration.options.additionalStartupParameters = [("application_name", "kiosk")]
+        return configuration
+    }
+
+    /// TLS as libpq's `sslmode` means it: only `verify-full` checks the server's certificate.
+    private var tlsConfiguration: TLSConfiguration {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if sslMode != .verifyFull { configuration.certificateVerification = .none }
+        return configuration
+    }
+}

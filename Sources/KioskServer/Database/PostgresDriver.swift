@@ -1,0 +1,106 @@
+import Logging
+import PostgresKit
+import SQLKit
+
+/// The PostgreSQL engine: a pool of connections, postgres-nio's `PostgresClient`, whose `run()` is a task this
+/// driver owns and cancels in ``close()``.
+///
+/// Why `PostgresClient` rather than postgres-kit's own pool (AsyncKit's `EventLoopGroupConnectionPool`): it is the
+/// pool postgres-nio builds for Swift concurrency — a connection is leased for the length of an `async` closure and
+/// returned when it ends, however it ends; its lifecycle is one task (a ServiceLifecycle `Service`); it keeps idle
+/// connections alive — while AsyncKit's pool is deprecated and built on futures. postgres-kit still gives SQLKit its
+/// PostgreSQL dialect and row decoding, through `PostgresConnection.sql()`.
+///
+/// Transactions run `SERIALIZABLE` (see ``transaction(_:)``); a later LISTEN connection (revocations) fits beside the
+/// pool as one more `PostgresConnection`.
+struct PostgresDriver: DatabaseDriver {
+    /// How many times a transaction runs before a serialization failure is given up on.
+    static let maxAttempts = 25
+
+    private let client: PostgresClient
+    private let running: Task<Void, Never>
+    private let logger: Logger
+    let sql: any SQLDatabase
+
+    /// Connects once to check that the server is there and takes the credentials (a pool would retry quietly
+    /// forever), then starts the pool. `url` names the database in errors.
+    static func open(_ server: DatabaseURL.Postgres, url: DatabaseURL, logger: Logger) async throws -> PostgresDriver {
+        do {
+            let probe = try await PostgresConnection.connect(
+                configuration: try server.connectionConfiguration(), id: 0, logger: logger)
+            try await probe.close()
+        } catch {
+            throw KioskDatabaseError.unreachable(database: url.description, reason: KioskDatabaseError.reason(error))
+        }
+        let group = PostgresClient.defaultEventLoopGroup
+        let client = PostgresClient(
+            configuration: server.clientConfiguration(), eventLoopGroup: group, backgroundLogger: logger)
+        let running = Task { await client.run() }
+        return PostgresDriver(
+            client: client, running: running, logger: logger,
+            sql: PostgresPoolSQLDatabase(client: client, logger: logger, eventLoop: group.any()))
+    }
+
+    /// Runs `body` in a `SERIALIZABLE` transaction on one pooled connection. When PostgreSQL reports that it could
+    /// not serialize it with concurrent ones (SQLSTATE 40001) or a deadlock (40P01), the transaction is rolled back
+    /// and `body` runs again after a short random pause, up to ``maxAttempts`` times.
+    ///
+    /// Why `SERIALIZABLE` rather than `BEGIN` and row locks: what the ledger checks is often the absence or the number
+    /// of rows (a notification not yet applied, fewer installations than the cap), which no row lock can hold, and
+    /// serializable transactions keep ``Ledger/transaction(_:)``'s promise — as if one ran after the other — for
+    /// every body, present and future, across every instance.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        let logger = self.logger
+        for attempt in 1...Self.maxAttempts {
+            do {
+                return try await client.withConnection { connection in
+                    let session = connection.sql(logger: logger)
+                    try await session.raw("BEGIN ISOLATION LEVEL SERIALIZABLE").run()
+                    do {
+                        let result = try await body(session)
+                        try await session.raw("COMMIT").run()
+                        return result
+                    } catch {
+                        try? await session.raw("ROLLBACK").run()
+                        throw error
+                    }
+                }
+            } catch let error as PSQLError where Self.isConflict(error) {
+                logger.debug("transaction conflict, retrying", metadata: ["attempt": "\(attempt)"])
+                // Up to 2, 4, … 128 ms, at random: the conflicting transactions do not retry in step.
+                try await Task.sleep(for: .microseconds(Int.random(in: 0..<(2_000 << min(attempt - 1, 6)))))
+            }
+        }
+        throw KioskDatabaseError.tooManyConflicts(attempts: Self.maxAttempts)
+    }
+
+    /// Holds the session advisory lock ``SchemaMigrations/lockKey`` on one pooled connection while `body` runs.
+    func withMigrationLock<T: Sendable>(
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
+    ) async throws -> T {
+        let logger = self.logger
+        return try await client.withConnection { connection in
+            let session = connection.sql(logger: logger)
+            try await session.raw("SELECT pg_advisory_lock(\(bind: SchemaMigrations.lockKey))").run()
+            do {
+                let result = try await body(session)
+                try await session.raw("SELECT pg_advisory_unlock(\(bind: SchemaMigrations.lockKey))").run()
+                return result
+            } catch {
+                try? await session.raw("SELECT pg_advisory_unlock(\(bind: SchemaMigrations.lockKey))").run()
+                throw error
+            }
+        }
+    }
+
+    /// Stops the pool: its task ends once every connection is closed.
+    func close() async throws {
+        running.cancel()
+        await running.value
+    }
+
+    /// Whether `error` is a serialization failure or a deadlock, after which a transaction may simply run again.
+    static func isConflict(_ error: PSQLError) -> Bool {
+        ["40001", "40P01"].contains(error.serverInfo?[.sqlState] ?? "")
+    }
+}

@@ -1,0 +1,33 @@
+import Logging
+import PostgresKit
+import SQLKit
+
+/// SQLKit over postgres-nio's pool: each statement runs on a connection leased for that statement, and
+/// ``withSession(_:)`` leases one connection for the whole closure. postgres-kit's `PostgresConnection.sql()` does
+/// the SQL: the PostgreSQL dialect, binds and row decoding.
+struct PostgresPoolSQLDatabase: SQLDatabase {
+    let client: PostgresClient
+    let logger: Logger
+    /// An event loop of the pool's group, for SQLKit's future-based calls.
+    let eventLoop: any EventLoop
+
+    var dialect: any SQLDialect { PostgresDialect() }
+
+    func execute(
+        sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void
+    ) -> EventLoopFuture<Void> {
+        eventLoop.makeFutureWithTask { try await self.execute(sql: query, onRow) }
+    }
+
+    func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        let logger = self.logger
+        try await client.withConnection { connection in
+            try await connection.sql(logger: logger).execute(sql: query, onRow)
+        }
+    }
+
+    func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
+        let logger = self.logger
+        return try await client.withConnection { connection in try await closure(connection.sql(logger: logger)) }
+    }
+}

@@ -1,0 +1,96 @@
+import Logging
+import NIOPosix
+import SQLKit
+import SQLiteKit
+
+/// The SQLite engine: one connection to the file, in WAL mode, with a busy timeout so that other processes on the
+/// same file wait for its lock rather than fail. The connection has a thread of its own, so that such a wait holds
+/// up nothing else. A ``SerialGate`` lets one caller at a time use the connection: a statement through ``sql`` waits
+/// while a transaction runs, so that no transaction takes in another caller's statements.
+struct SQLiteDriver: DatabaseDriver {
+    private let connection: SQLiteConnection
+    private let thread: NIOThreadPool
+    private let gate: SerialGate
+    let sql: any SQLDatabase
+
+    /// Opens (creating when missing) the file at `path`; `url` names it in errors.
+    static func open(path: String, url: DatabaseURL, logger: Logger) async throws -> SQLiteDriver {
+        let thread = NIOThreadPool(numberOfThreads: 1)
+        thread.start()
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(
+                storage: .file(path: path), threadPool: thread, logger: logger,
+                on: MultiThreadedEventLoopGroup.singleton.any())
+        } catch {
+            try? await thread.shutdownGracefully()
+            throw KioskDatabaseError.unreachable(database: url.description, reason: String(describing: error))
+        }
+        let direct = connection.sql()
+        do {
+            try await direct.raw("PRAGMA busy_timeout=5000").run()
+            try await direct.raw("PRAGMA journal_mode=WAL").run()
+        } catch {
+            try? await Self.close(connection, thread)
+            throw error
+        }
+        let gate = SerialGate()
+        return SQLiteDriver(
+            connection: connection, thread: thread, gate: gate, sql: GatedSQLDatabase(base: direct, gate: gate))
+    }
+
+    /// How many times `BEGIN IMMEDIATE` waits `busy_timeout` for another process's write lock before giving up.
+    static let beginAttempts = 6
+
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await gate.holding {
+            let session = connection.sql()
+            try await Self.beginImmediate(on: session)
+            do {
+                let result = try await body(session)
+                try await session.raw("COMMIT").run()
+                return result
+            } catch {
+                try? await session.raw("ROLLBACK").run()
+                throw error
+            }
+        }
+    }
+
+    /// Takes the file's write lock. Another process may hold it longer than `busy_timeout` (a transaction of its
+    /// own, stalled by a busy machine): nothing ran yet, so waiting again is safe, up to ``beginAttempts`` times.
+    static func beginImmediate(on session: any SQLDatabase) async throws {
+        for attempt in 1...beginAttempts {
+            do {
+                try await session.raw("BEGIN IMMEDIATE").run()
+                return
+            } catch let error as SQLiteError where error.reason == .busy && attempt < beginAttempts {
+                continue
+            }
+        }
+    }
+
+    func withMigrationLock<T: Sendable>(
+        _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
+    ) async throws -> T {
+        try await gate.holding { try await body(connection.sql()) }
+    }
+
+    func close() async throws {
+        try await Self.close(connection, thread)
+    }
+
+    /// Closes `connection`, then stops its thread, in a task of their own, so that they close even when called from
+    /// a cancelled task (the thread pool refuses work from cancelled tasks).
+    private static func close(_ connection: SQLiteConnection, _ thread: NIOThreadPool) async throws {
+        try await Task {
+            do {
+                try await connection.close()
+            } catch {
+                try? await thread.shutdownGracefully()
+                throw error
+            }
+            try await thread.shutdownGracefully()
+        }.value
+    }
+}
