@@ -49,8 +49,15 @@ struct KioskKitOfflineTests {
             }
 
             proxy.goDown()
-            try await Support.eventually("waiting for the network") {
-                states.withLock { $0.last } == "waiting_for_network"
+            do {
+                try await Support.eventually("waiting for the network") {
+                    states.withLock { $0.last } == "waiting_for_network"
+                }
+            } catch {
+                // Which way the download went instead (a full run once saw this time out).
+                let download = await client.download(for: Self.product)
+                Issue.record("states: \(states.withLock { $0 }); now \(String(describing: download?.state))")
+                throw error
             }
             let statesBefore = states.withLock { $0.count }
             let wentDown = clock.now
