@@ -102,7 +102,7 @@ enum TestDatabase {
     }
 
     /// Runs one statement on the test server's own database, over a connection of its own.
-    private static func administer(_ server: DatabaseURL.Postgres, _ statement: String) async throws {
+    static func administer(_ server: DatabaseURL.Postgres, _ statement: String) async throws {
         let connection = try await PostgresConnection.connect(
             configuration: try server.connectionConfiguration(), id: 0, logger: logger)
         do {
