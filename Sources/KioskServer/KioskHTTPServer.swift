@@ -79,6 +79,7 @@ public struct KioskHTTPServer: Sendable {
             }
             // SQLite made its files with the process's umask.
             try DataDirectory.tighten(configuration.dataDirectory)
+            if case .sqlite(let path) = database.url.location { try DataDirectory.tightenDatabase(at: path) }
         } catch {
             try? await database.close()
             throw error

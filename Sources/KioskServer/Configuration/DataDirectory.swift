@@ -22,6 +22,14 @@ enum DataDirectory {
         }
     }
 
+    /// Tightens a SQLite database kept outside the data directory (`--database sqlite:PATH`): the file and, when
+    /// present, its `-wal`, `-shm` and `-journal` files. SQLite makes those later with the database file's own mode.
+    static func tightenDatabase(at path: String) throws {
+        for suffix in ["", "-wal", "-shm", "-journal"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try restrict(path + suffix)
+        }
+    }
+
     /// Clears the group and other bits of `path`'s mode, when any is set; a symbolic link is left alone (`chmod`
     /// would change what it points to).
     private static func restrict(_ path: String) throws {
