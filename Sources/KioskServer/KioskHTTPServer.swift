@@ -27,6 +27,8 @@ public struct KioskHTTPServer: Sendable {
     /// The ledger of verified transactions.
     public let ledger: any Ledger
     private let database: KioskDatabase
+    /// Applies the revocations other instances sharing the database record.
+    private let revocationFeed: RevocationFeed
     private let responder: RouterResponder<KioskRequestContext>
     private let logger: Logger
 
@@ -65,12 +67,13 @@ public struct KioskHTTPServer: Sendable {
         self.database = database
         let ledger = SQLLedger(database: database)
         let revocations: RevocationList
+        let follower: RevocationFollower
         var sandboxStore: SandboxStore?
         do {
             let schemaVersion = try await database.schemaVersion()
             logger.info(
                 "database open", metadata: ["database": "\(database.url)", "schema_version": "\(schemaVersion)"])
-            revocations = try await RevocationList.load(from: ledger)
+            (revocations, follower) = try await RevocationFollower.start(ledger: ledger, logger: logger)
             if let authority {
                 sandboxStore = try SandboxStore(
                     database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
@@ -85,6 +88,7 @@ public struct KioskHTTPServer: Sendable {
             throw error
         }
         self.ledger = ledger
+        self.revocationFeed = RevocationFeed(database: database, follower: follower)
 
         let router = Router(context: KioskRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
@@ -223,7 +227,8 @@ public struct KioskHTTPServer: Sendable {
             },
             logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(
-            services: [app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
+            // Shut down in reverse order: the HTTP server first, then the revocation feed its downloads rely on.
+            services: [revocationFeed, app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
         // Past the grace, the shutdown becomes a cancellation: the connections still answering are closed.
         groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGrace
         let group = ServiceGroup(configuration: groupConfiguration)

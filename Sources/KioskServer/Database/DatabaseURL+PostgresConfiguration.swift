@@ -15,8 +15,9 @@ extension DatabaseURL.Postgres {
         return configuration
     }
 
-    /// The configuration of one connection outside the pool.
-    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    /// The configuration of one connection outside the pool, which the server's `pg_stat_activity` shows as
+    /// `applicationName`.
+    func connectionConfiguration(applicationName: String = "kiosk") throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS =
             switch sslMode {
             case .disable: .disable
@@ -25,7 +26,7 @@ extension DatabaseURL.Postgres {
             }
         var configuration = PostgresConnection.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls)
-        configuration.options.additionalStartupParameters = [("application_name", "kiosk")]
+        configuration.options.additionalStartupParameters = [("application_name", applicationName)]
         return configuration
     }
 

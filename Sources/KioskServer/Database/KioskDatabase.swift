@@ -79,6 +79,26 @@ public struct KioskDatabase: Sendable {
         try await driver.transaction(body)
     }
 
+    /// Calls `wake` whenever changes another connection signalled on `channel` may be waiting, until the calling task
+    /// is cancelled: at once, then at least every `interval`, and on PostgreSQL also at each `NOTIFY` on `channel`
+    /// and each time the connection that `LISTEN`s to it is made again (PostgreSQL drops a notification nobody
+    /// listens to, so whoever follows a channel reads what changed from a table, from where it last read). Calls
+    /// never overlap.
+    ///
+    /// A transaction signals `channel` with ``signal(_:in:)``.
+    public func follow(
+        _ channel: DatabaseChannel, every interval: Duration, _ wake: @escaping @Sendable () async -> Void
+    ) async {
+        await driver.follow(channel.name, every: interval, wake)
+    }
+
+    /// Signals `channel` from inside a running transaction: PostgreSQL delivers the `NOTIFY` when it commits, and
+    /// never when it rolls back. SQLite has no notifications: its followers poll.
+    static func signal(_ channel: DatabaseChannel, in session: any SQLDatabase) async throws {
+        guard session.dialect.name == "postgresql" else { return }
+        try await session.raw("SELECT pg_notify(\(bind: channel.name), '')").run()
+    }
+
     /// Checks that the database answers a `SELECT 1` within `timeout`.
     /// - Throws: ``KioskDatabaseError/unreachable(database:reason:)`` when it does not.
     public func checkReachable(timeout: Duration = .seconds(5)) async throws {

@@ -11,12 +11,16 @@ import SQLKit
 /// connections alive — while AsyncKit's pool is deprecated and built on futures. postgres-kit still gives SQLKit its
 /// PostgreSQL dialect and row decoding, through `PostgresConnection.sql()`.
 ///
-/// Transactions run `SERIALIZABLE` (see ``transaction(_:)``); a later LISTEN connection (revocations) fits beside the
-/// pool as one more `PostgresConnection`.
+/// Transactions run `SERIALIZABLE` (see ``transaction(_:)``). A follower of a channel (``follow(_:every:_:)``) has a
+/// `PostgresConnection` of its own beside the pool, which `LISTEN`s.
 struct PostgresDriver: DatabaseDriver {
     /// How many times a transaction runs before a serialization failure is given up on.
     static let maxAttempts = 25
 
+    /// How long a lost `LISTEN` connection waits before it is made again, at first and at most (doubling between).
+    static let relistenDelays = (first: Duration.milliseconds(100), most: Duration.seconds(2))
+
+    private let server: DatabaseURL.Postgres
     private let client: PostgresClient
     private let running: Task<Void, Never>
     private let logger: Logger
@@ -37,7 +41,7 @@ struct PostgresDriver: DatabaseDriver {
             configuration: server.clientConfiguration(), eventLoopGroup: group, backgroundLogger: logger)
         let running = Task { await client.run() }
         return PostgresDriver(
-            client: client, running: running, logger: logger,
+            server: server, client: client, running: running, logger: logger,
             sql: PostgresPoolSQLDatabase(client: client, logger: logger, eventLoop: group.any()))
     }
 
@@ -90,6 +94,61 @@ struct PostgresDriver: DatabaseDriver {
                 try? await session.raw("SELECT pg_advisory_unlock(\(bind: SchemaMigrations.lockKey))").run()
                 throw error
             }
+        }
+    }
+
+    /// Wakes `wake` every `interval` and, on a connection of its own named `kiosk-listener` that `LISTEN`s to
+    /// `channel`, at each notification and each time that connection is made (again): what was signalled while it
+    /// was down is read then. A lost connection is made again after 100 ms, then up to 2 s between attempts.
+    func follow(_ channel: String, every interval: Duration, _ wake: @escaping @Sendable () async -> Void) async {
+        let serializer = WakeSerializer(wake)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    await serializer.request()
+                    try? await Task.sleep(for: interval)
+                }
+            }
+            group.addTask { await self.listen(channel, serializer) }
+            await group.waitForAll()
+        }
+    }
+
+    /// Keeps a connection listening to `channel` until cancelled, waking `serializer` as ``follow(_:every:_:)`` says.
+    private func listen(_ channel: String, _ serializer: WakeSerializer) async {
+        var delay = Self.relistenDelays.first
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let connection = try await PostgresConnection.connect(
+                    configuration: try server.connectionConfiguration(applicationName: "kiosk-listener"), id: 1,
+                    logger: logger)
+                do {
+                    try await connection.listen(on: channel) { notifications in
+                        if failures > 0 {
+                            logger.notice("listening to the database again", metadata: ["channel": "\(channel)"])
+                        }
+                        (delay, failures) = (Self.relistenDelays.first, 0)
+                        await serializer.request()
+                        for try await _ in notifications { await serializer.request() }
+                    }
+                } catch {
+                    try? await connection.close()
+                    throw error
+                }
+                try? await connection.close()
+            } catch {
+                if Task.isCancelled { return }
+                failures += 1
+                // Once per outage, not at every attempt.
+                if failures == 1 {
+                    logger.warning(
+                        "lost the connection listening to the database; making it again",
+                        metadata: ["channel": "\(channel)", "reason": "\(KioskDatabaseError.reason(error))"])
+                }
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, Self.relistenDelays.most)
         }
     }
 

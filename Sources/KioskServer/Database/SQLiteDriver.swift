@@ -76,6 +76,14 @@ struct SQLiteDriver: DatabaseDriver {
         try await gate.holding { try await body(connection.sql()) }
     }
 
+    /// SQLite has no notifications: `wake` runs every `interval`, for a change made by another process on the file.
+    func follow(_ channel: String, every interval: Duration, _ wake: @escaping @Sendable () async -> Void) async {
+        while !Task.isCancelled {
+            await wake()
+            try? await Task.sleep(for: interval)
+        }
+    }
+
     func close() async throws {
         try await Self.close(connection, thread)
     }

@@ -7,12 +7,12 @@ import SQLKit
 ///
 /// `kiosk_schema_migrations` records each migration applied (its version, summary and time); the schema's version is
 /// the highest recorded, 0 for a database of a release before migrations (whose tables migration 1 adopts as they
-/// are). At every start, the migrations the database lacks are applied in order, each in its own transaction with
-/// its record, so that a crash leaves each applied fully or not at all:
+/// are). At every start, the migrations the database lacks are applied in order, all in one transaction with their
+/// records, so that a crash or a failure leaves the schema as it was or fully migrated, never halfway:
 ///
 /// - PostgreSQL: the whole run holds the session advisory lock ``lockKey``, so that instances starting at once apply
 ///   each migration once; the others wait, then find nothing left to do.
-/// - SQLite: each transaction begins `IMMEDIATE` (the file's write lock, which other processes wait for) and reads
+/// - SQLite: the transaction begins `IMMEDIATE` (the file's write lock, which other processes wait for) and reads
 ///   the version again first.
 ///
 /// A database whose version is newer than ``latestVersion`` is refused
@@ -25,7 +25,7 @@ public enum SchemaMigrations {
     public static let lockKey: Int64 = 0x4B49_4F53_4B4D_4947
 
     /// Every migration, in order.
-    static let all: [SchemaMigration] = [.initialSchema]
+    static let all: [SchemaMigration] = [.initialSchema, .revocationEvents]
 
     /// The schema version this release writes and reads.
     public static var latestVersion: Int { all.last?.version ?? 0 }
@@ -45,9 +45,7 @@ public enum SchemaMigrations {
                 """
             ).run()
             let before = try await version(in: session)
-            var applied: [Int] = []
-            while let version = try await applyNext(on: session, engine: engine) { applied.append(version) }
-            return (before, applied)
+            return (before, try await applyMissing(on: session, engine: engine))
         }
         if let last = applied.last {
             logger.notice(
@@ -56,9 +54,10 @@ public enum SchemaMigrations {
         }
     }
 
-    /// Applies, in one transaction, the first migration the database lacks; returns its version, or nil when none
-    /// is missing.
-    private static func applyNext(on session: any SQLDatabase, engine: KioskDatabase.Engine) async throws -> Int? {
+    /// Applies, in one transaction, every migration the database lacks, in order; returns their versions. One
+    /// transaction for all: on SQLite it is what keeps another process from migrating at the same time (its
+    /// `BEGIN IMMEDIATE` waits), and a failure leaves the schema as it was, never halfway.
+    private static func applyMissing(on session: any SQLDatabase, engine: KioskDatabase.Engine) async throws -> [Int] {
         switch engine {
         case .sqlite: try await SQLiteDriver.beginImmediate(on: session)
         case .postgres: try await session.raw("BEGIN").run()
@@ -68,17 +67,19 @@ public enum SchemaMigrations {
             guard current <= latestVersion else {
                 throw KioskDatabaseError.schemaNewerThanBinary(found: current, supported: latestVersion)
             }
-            guard let next = all.first(where: { $0.version > current }) else {
-                try await session.raw("COMMIT").run()
-                return nil
+            let missing = all.filter { $0.version > current }
+            for migration in missing {
+                try await migration.apply(session, engine)
+                try await session.insert(into: "kiosk_schema_migrations")
+                    .columns("version", "summary", "applied_at_ms")
+                    .values(
+                        SQLBind(migration.version), SQLBind(migration.summary),
+                        SQLBind(Date().millisecondsSince1970)
+                    )
+                    .run()
             }
-            try await next.apply(session, engine)
-            try await session.insert(into: "kiosk_schema_migrations")
-                .columns("version", "summary", "applied_at_ms")
-                .values(SQLBind(next.version), SQLBind(next.summary), SQLBind(Date().millisecondsSince1970))
-                .run()
             try await session.raw("COMMIT").run()
-            return next.version
+            return missing.map(\.version)
         } catch {
             try? await session.raw("ROLLBACK").run()
             throw error

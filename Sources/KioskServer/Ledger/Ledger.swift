@@ -84,6 +84,23 @@ public struct Revocation: Sendable, Hashable {
     }
 }
 
+/// That a transaction's revocation changed, as ``Ledger/revocationEvents(after:limit:)`` reads it back.
+public struct RevocationEvent: Sendable, Hashable {
+    /// The event's number: events are numbered in the order their changes committed.
+    public var number: Int64
+    /// The transaction whose revocation changed.
+    public var transactionID: String
+    /// The revocation in force for it when the event was read, `nil` when none is (a refund reversed).
+    public var revocation: Revocation?
+
+    /// Creates an event.
+    public init(number: Int64, transactionID: String, revocation: Revocation?) {
+        self.number = number
+        self.transactionID = transactionID
+        self.revocation = revocation
+    }
+}
+
 /// A change to the revocations in force, applied to the in-memory ``RevocationList`` once the ledger committed it.
 public enum RevocationChange: Sendable, Hashable {
     /// A transaction was refunded or revoked.
@@ -160,6 +177,14 @@ public protocol Ledger: Sendable {
     /// Every revocation in force. A transaction cancelled by an older release (no recorded scope) is scoped as
     /// ``RevocationScope/refund(expiresDate:)`` says.
     func revocations() async throws -> [Revocation]
+    /// The number of the newest revocation event (0 when there is none): a ``RevocationFollower`` that loaded
+    /// ``revocations()`` after reading it replays the events after it.
+    func latestRevocationEvent() async throws -> Int64
+    /// The revocation events numbered after `event`, in order, at most `limit`: each names a transaction whose
+    /// revocation changed, with the revocation in force for it now. Every change to the revocations in force
+    /// (``revoke(transactionID:at:scope:)`` or ``reinstate(transactionID:at:)`` changing something) records one, in
+    /// the order the changes commit.
+    func revocationEvents(after event: Int64, limit: Int) async throws -> [RevocationEvent]
     /// Whether a notification with this `notificationUUID` was already applied.
     func hasNotification(uuid: String) async throws -> Bool
     /// Records that a notification was applied.

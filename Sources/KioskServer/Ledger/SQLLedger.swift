@@ -16,7 +16,7 @@ public struct SQLLedger: Ledger {
     /// The database; `nil` for the ledger a running transaction hands to its body.
     private let database: KioskDatabase?
     /// Where statements run: the database's shared view, or the running transaction's session.
-    private let sql: any SQLDatabase
+    let sql: any SQLDatabase
 
     /// The ledger over `database`, whose schema ``KioskDatabase/open(_:logger:)`` brought up to date.
     public init(database: KioskDatabase) {
@@ -75,7 +75,7 @@ public struct SQLLedger: Ledger {
         try await Self.transaction(id: id, in: sql)
     }
 
-    private static func transaction(id: String, in database: any SQLDatabase) async throws -> LedgerTransaction? {
+    static func transaction(id: String, in database: any SQLDatabase) async throws -> LedgerTransaction? {
         try await database.select().column("*").from("ledger_transactions")
             .where("transaction_id", .equal, id)
             .first(decoding: Row.self)
@@ -104,6 +104,7 @@ public struct SQLLedger: Ledger {
 
     public func revoke(transactionID: String, at date: Date, scope: RevocationScope) async throws -> Revocation? {
         try await atomically { database in
+            let before = try await Self.transaction(id: transactionID, in: database)
             let milliseconds = date.millisecondsSince1970
             try await database.raw(
                 """
@@ -116,7 +117,13 @@ public struct SQLLedger: Ledger {
                         OR reinstated_at_ms < \(bind: milliseconds))
                 """
             ).run()
-            return try await Self.transaction(id: transactionID, in: database)?.revocation
+            let after = try await Self.transaction(id: transactionID, in: database)
+            // A cancellation `record(_:)` just wrote has no scope yet: giving it one is the change.
+            let unscoped = before?.cancellationDate != nil && before?.revocationScope == nil
+            if after?.revocation != before?.revocation || (unscoped && after?.revocation != nil) {
+                try await Self.recordRevocationEvent(transactionID: transactionID, in: database)
+            }
+            return after?.revocation
         }
     }
 
@@ -135,6 +142,7 @@ public struct SQLLedger: Ledger {
                 WHERE transaction_id = \(bind: transactionID)
                 """
             ).run()
+            if lifted { try await Self.recordRevocationEvent(transactionID: transactionID, in: database) }
             return lifted ? row.revocation : nil
         }
     }
@@ -310,7 +318,7 @@ public struct SQLLedger: Ledger {
     }
 
     /// The table's row, with the column names of the schema.
-    private struct Row: Codable {
+    struct Row: Codable {
         var transaction_id: String
         var original_transaction_id: String
         var product_id: String
