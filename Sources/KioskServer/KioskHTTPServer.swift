@@ -52,10 +52,6 @@ public struct KioskHTTPServer: Sendable {
             ?? [AppleRootCertificates.appleRootCAG3()]
         let clock = configuration.clock
         let now: @Sendable () -> Date = { clock.now }
-        let authority =
-            configuration.store == .sandbox
-            ? try SandboxSigningAuthority.loadOrCreate(in: configuration.dataDirectory, now: now()) : nil
-        if let authority { trustedRoots.append(authority.root) }
         let catalog = await ContentCatalog(
             contentDirectory: configuration.contentDirectory, dataDirectory: configuration.dataDirectory, logger: logger
         )
@@ -74,9 +70,12 @@ public struct KioskHTTPServer: Sendable {
             logger.info(
                 "database open", metadata: ["database": "\(database.url)", "schema_version": "\(schemaVersion)"])
             (revocations, follower) = try await RevocationFollower.start(ledger: ledger, logger: logger)
-            if let authority {
-                sandboxStore = try SandboxStore(
-                    database: database.sql, dataDirectory: configuration.dataDirectory, catalog: catalog,
+            if configuration.store == .sandbox {
+                let authority = try await SandboxSigningAuthority.load(
+                    from: database.sql, adoptingFileIn: configuration.dataDirectory, now: now())
+                trustedRoots.append(authority.root)
+                sandboxStore = try await SandboxStore.open(
+                    database: database, dataDirectory: configuration.dataDirectory, catalog: catalog,
                     bundleID: configuration.bundleID, sharedSecret: configuration.sharedSecret,
                     signingAuthority: authority, now: now)
             }

@@ -75,13 +75,26 @@ struct StoreKit2Tests {
         }
     }
 
+    /// The root certificate of a signed transaction, the last of its header's `x5c`, as PEM.
+    static func rootPEM(of jws: String) throws -> String {
+        var header = String(try #require(jws.split(separator: ".").first))
+            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        header += String(repeating: "=", count: (4 - header.count % 4) % 4)
+        struct Header: Decodable { var x5c: [String] }
+        let fields = try JSONDecoder().decode(Header.self, from: try #require(Data(base64Encoded: header)))
+        let der = try #require(fields.x5c.last)
+        let lines = stride(from: 0, to: der.count, by: 64).map {
+            String(der.dropFirst($0).prefix(64))
+        }
+        return (["-----BEGIN CERTIFICATE-----"] + lines + ["-----END CERTIFICATE-----", ""]).joined(separator: "\n")
+    }
+
     @Test func appleRootCAReplacesTheTrustedRoot() async throws {
         // Server A's sandbox store signs a transaction with its own chain.
         let (jws, rootPEM): (String, String) = try await TestServer.with { a in
             let purchase = try await a.buy(Sample.book)
-            let chainFile = a.dataDirectory.appendingPathComponent("sandbox-signing-chain.json")
-            let stored = try JSONDecoder().decode([String: String].self, from: Data(contentsOf: chainFile))
-            return (try #require(purchase.signedTransaction), try #require(stored["root"]))
+            let jws = try #require(purchase.signedTransaction)
+            return (jws, try Self.rootPEM(of: jws))
         }
         let pem = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-root-\(UUID().uuidString).pem")
         try rootPEM.write(to: pem, atomically: true, encoding: .utf8)

@@ -33,9 +33,11 @@ struct SandboxTestHarness {
         }
     }
 
-    static func make(database: KioskDatabase, sharedSecret: String? = nil) async throws -> SandboxTestHarness {
+    static func make(
+        database: KioskDatabase, sharedSecret: String? = nil, dataDirectory: ServerTestDirectory? = nil
+    ) async throws -> SandboxTestHarness {
         let content = try ServerTestDirectory("sandbox-content")
-        let data = try ServerTestDirectory("sandbox-data")
+        let data = try dataDirectory ?? ServerTestDirectory("sandbox-data")
         try content.writeProduct(id: issue, type: "non_consumable", files: ["Contents/issue.pdf": Data("pdf".utf8)])
         try content.writeProduct(id: coins, type: "consumable")
         try content.writeProduct(id: monthly, type: "auto_renewable", subscriptionPeriod: "P1M")
@@ -44,16 +46,20 @@ struct SandboxTestHarness {
         let catalog = await ContentCatalog(
             contentDirectory: content.url, dataDirectory: data.url, logger: LogRecorder().logger)
         let clock = ServerTestClock(ServerTestFixtures.november2026)
-        let store = try SandboxStore(
-            database: database.sql, dataDirectory: data.url, catalog: catalog, bundleID: bundleID,
+        let store = try await SandboxStore.open(
+            database: database, dataDirectory: data.url, catalog: catalog, bundleID: bundleID,
             sharedSecret: sharedSecret, now: clock.closure)
         return SandboxTestHarness(
             database: database, store: store, clock: clock, content: content, data: data, catalog: catalog)
     }
 
-    /// The store's receipt signing key, as it keeps it on disk.
-    func signingKey() throws -> SymmetricKey {
-        SymmetricKey(data: try Data(contentsOf: data.url("sandbox-receipt.key")))
+    /// The store's receipt signing key, as it keeps it in the database.
+    func signingKey() async throws -> SymmetricKey {
+        let text = try await database.sql.select().column("value").from("sandbox_keys")
+            .where("name", .equal, SandboxKeys.receiptKey.name)
+            .first(decodingColumn: "value", as: String.self)
+        let key = try #require(text.flatMap { Data(base64Encoded: $0) })
+        return SymmetricKey(data: key)
     }
 
     func buy(_ productID: String, quantity: Int? = nil, user: String? = nil) async throws -> SandboxPurchaseResponse {
@@ -136,7 +142,7 @@ struct SandboxStoreTests {
             #expect(bought.purchaseDate == h.clock.now)
             #expect(bought.expiresDate == nil)
 
-            let receipt = try #require(SandboxReceipt.decode(bought.receiptData, signingKey: try h.signingKey()))
+            let receipt = try #require(SandboxReceipt.decode(bought.receiptData, signingKey: try await h.signingKey()))
             #expect(receipt.transactionIDs == [bought.transactionID])
             #expect(receipt.user == "default")
             #expect(receipt.bundleID == H.bundleID)
@@ -150,24 +156,34 @@ struct SandboxStoreTests {
         }
     }
 
+    /// The receipt key lives in the database: a restart, and another instance with a data folder of its own, read
+    /// the receipts the first issued; no key file is written.
     @Test(arguments: TestDatabase.engines)
-    func receiptSigningKeyIsAnOwnerOnlyFileKeptAcrossRestarts(engine: KioskDatabase.Engine) async throws {
+    func theReceiptKeyIsSharedByEveryInstanceOfTheDatabase(engine: KioskDatabase.Engine) async throws {
         try await H.with(engine) { h in
-            let keyFile = h.data.url("sandbox-receipt.key")
-            #expect(try Data(contentsOf: keyFile).count == 32)
-            let permissions =
-                try FileManager.default.attributesOfItem(atPath: keyFile.path)[.posixPermissions] as? NSNumber
-            #expect(permissions.map { $0.intValue & 0o777 } == 0o600)
-
+            #expect(!FileManager.default.fileExists(atPath: h.data.url(SandboxKeys.receiptKey.legacyFile).path))
+            #expect(try await h.signingKey().bitCount == 256)
             let bought = try await h.buy(H.issue)
-            // A second store over the same database and data folder (a restart) still reads the receipt.
-            let restarted = try SandboxStore(
-                database: h.database.sql, dataDirectory: h.data.url, catalog: h.catalog, bundleID: H.bundleID,
+            let elsewhere = try ServerTestDirectory("sandbox-other-instance")
+            let other = try await SandboxStore.open(
+                database: h.database, dataDirectory: elsewhere.url, catalog: h.catalog, bundleID: H.bundleID,
                 sharedSecret: nil, now: h.clock.closure)
             let body = try JSONEncoder().encode(AppleVerifyReceiptRequest(receiptData: bought.receiptData))
-            let answer = try await restarted.verifyReceipt(body: body, environment: .sandbox)
+            let answer = try await other.verifyReceipt(body: body, environment: .sandbox)
             #expect(answer.status == 0)
             #expect(H.inApp(answer).map(\.transactionID) == [bought.transactionID])
+        }
+    }
+
+    /// An earlier release kept the key in `--data/sandbox-receipt.key`: the first start adopts it, so the receipts
+    /// apps hold stay valid.
+    @Test func aKeyFileOfAnEarlierReleaseIsAdopted() async throws {
+        try await TestDatabase.with(.sqlite) { database in
+            let data = try ServerTestDirectory("sandbox-old-data")
+            let key = SymmetricKey(size: .bits256)
+            try key.withUnsafeBytes { Data($0) }.write(to: data.url(SandboxKeys.receiptKey.legacyFile))
+            let h = try await H.make(database: database, dataDirectory: data)
+            #expect(try await h.signingKey() == key)
         }
     }
 
@@ -180,7 +196,7 @@ struct SandboxStoreTests {
             #expect(second.transactionID == first.transactionID)
             #expect(second.originalTransactionID == first.transactionID)
             #expect(second.purchaseDate == first.purchaseDate)
-            let receipt = try #require(SandboxReceipt.decode(second.receiptData, signingKey: try h.signingKey()))
+            let receipt = try #require(SandboxReceipt.decode(second.receiptData, signingKey: try await h.signingKey()))
             #expect(receipt.transactionIDs == [first.transactionID])
 
             // Another user buys it for themselves.
@@ -191,7 +207,7 @@ struct SandboxStoreTests {
             _ = try await h.store.refund(SandboxRefundRequest(transactionID: first.transactionID))
             let third = try await h.buy(H.issue)
             #expect(third.transactionID != first.transactionID)
-            let after = try #require(SandboxReceipt.decode(third.receiptData, signingKey: try h.signingKey()))
+            let after = try #require(SandboxReceipt.decode(third.receiptData, signingKey: try await h.signingKey()))
             #expect(Set(after.transactionIDs) == [first.transactionID, third.transactionID])
         }
     }
@@ -337,7 +353,7 @@ struct SandboxStoreTests {
     func goodUserNamesBuy(engine: KioskDatabase.Engine, user: String) async throws {
         try await H.with(engine) { h in
             let bought = try await h.buy(H.issue, user: user)
-            let receipt = try #require(SandboxReceipt.decode(bought.receiptData, signingKey: try h.signingKey()))
+            let receipt = try #require(SandboxReceipt.decode(bought.receiptData, signingKey: try await h.signingKey()))
             #expect(receipt.user == user)
         }
     }
@@ -441,7 +457,7 @@ struct SandboxStoreTests {
             // The same surgery, correctly signed, is accepted: the refusals above are the signature's doing.
             receipt.user = "alice"
             let signed = try SandboxReceiptSurgery.replacingPayload(
-                of: mine.receiptData, with: receipt, signingWith: try h.signingKey())
+                of: mine.receiptData, with: receipt, signingWith: try await h.signingKey())
             let answer = try await h.verify(signed)
             #expect(answer.status == 0)
         }
@@ -454,7 +470,7 @@ struct SandboxStoreTests {
             var receipt = try SandboxReceiptSurgery.payload(bought.receiptData)
             receipt.bundleID = "com.example.other"
             let forged = try SandboxReceiptSurgery.replacingPayload(
-                of: bought.receiptData, with: receipt, signingWith: try h.signingKey())
+                of: bought.receiptData, with: receipt, signingWith: try await h.signingKey())
             #expect(try await h.verify(forged).status == 21002)
         }
     }

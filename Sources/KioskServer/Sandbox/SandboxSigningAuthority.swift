@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskStore
+import SQLKit
 import SwiftASN1
 import X509
 
@@ -9,8 +10,8 @@ import X509
 /// notifications exactly as the App Store signs real ones, and a sandbox-mode server trusts its root, so the whole
 /// StoreKit 2 flow runs offline.
 ///
-/// Generated once into the data directory (`sandbox-signing-chain.json`, owner-readable only), so a restart keeps
-/// trusting the transactions it signed before.
+/// Generated once into the database (``SandboxKeys``), so a restart, and every instance sharing the database, trusts
+/// the transactions it signed before.
 public struct SandboxSigningAuthority: Sendable {
     /// The sandbox root certificate the sandbox-mode server trusts.
     public let root: Certificate
@@ -38,20 +39,21 @@ public struct SandboxSigningAuthority: Sendable {
         leafKey = try P256.Signing.PrivateKey(pemRepresentation: stored.leafKey)
     }
 
-    /// The chain in `dataDirectory`, generated on first use.
-    public static func loadOrCreate(in dataDirectory: URL, now: Date = Date()) throws -> SandboxSigningAuthority {
-        let url = dataDirectory.appendingPathComponent("sandbox-signing-chain.json")
-        let data: Data
-        if let existing = try SecretFile.read(at: url) {
-            data = existing
-        } else {
-            let generated = try generate(now: now)
-            data = try SecretFile.loadOrCreate(at: url) { generated }
-        }
+    /// The chain in the database (``SandboxKeys``), generated on first use, or adopted from the file an earlier
+    /// release kept in `dataDirectory`.
+    public static func load(
+        from database: any SQLDatabase, adoptingFileIn dataDirectory: URL, now: Date = Date()
+    ) async throws -> SandboxSigningAuthority {
+        let data = try await SandboxKeys.loadOrCreate(
+            SandboxKeys.signingChain.name, in: database,
+            adopting: dataDirectory.appendingPathComponent(SandboxKeys.signingChain.legacyFile)
+        ) { try generate(now: now) }
         do {
             return try SandboxSigningAuthority(JSONDecoder().decode(Stored.self, from: data))
         } catch {
-            throw SecretFile.Failure(description: "\(url.path) is not a signing chain; remove it to generate a new one")
+            throw SecretFile.Failure(
+                description: "the sandbox signing chain in the database is damaged; delete its row of sandbox_keys "
+                    + "to generate a new one")
         }
     }
 

@@ -11,10 +11,11 @@ import SQLKit
 /// Server Notifications V2 about its own records (refund, revocation, refund reversal, renewal, expiry, grace
 /// period).
 ///
-/// Its records live in the server's database (`sandbox_purchases`, created by ``SchemaMigrations``), so purchases
-/// survive a restart.
+/// Its records and keys live in the server's database (`sandbox_purchases` and `sandbox_keys`, created by
+/// ``SchemaMigrations``), so purchases survive a restart, and a purchase made at one instance is known at every
+/// instance sharing the database. Each change that reads before it writes runs as one database transaction.
 public struct SandboxStore: Sendable {
-    private let database: any SQLDatabase
+    private let database: KioskDatabase
     private let signingKey: SymmetricKey
     private let catalog: ContentCatalog
     private let bundleID: String
@@ -22,20 +23,38 @@ public struct SandboxStore: Sendable {
     private let authority: SandboxSigningAuthority?
     private let now: @Sendable () -> Date
 
-    /// Opens the store over `database` (a ``KioskDatabase``'s ``KioskDatabase/sql``), with the receipt signing key
-    /// kept in `dataDirectory`.
-    public init(
-        database: any SQLDatabase, dataDirectory: URL, catalog: ContentCatalog, bundleID: String,
-        sharedSecret: String?, signingAuthority: SandboxSigningAuthority? = nil,
-        now: @escaping @Sendable () -> Date = Date.init
-    ) throws {
+    private init(
+        database: KioskDatabase, signingKey: SymmetricKey, catalog: ContentCatalog, bundleID: String,
+        sharedSecret: String?, authority: SandboxSigningAuthority?, now: @escaping @Sendable () -> Date
+    ) {
         self.database = database
-        self.authority = signingAuthority
-        self.signingKey = try Self.loadOrCreateKey(at: dataDirectory.appendingPathComponent("sandbox-receipt.key"))
+        self.signingKey = signingKey
         self.catalog = catalog
         self.bundleID = bundleID
         self.sharedSecret = sharedSecret
+        self.authority = authority
         self.now = now
+    }
+
+    /// Opens the store over `database`, with its receipt signing key from the database (generated on first use, or
+    /// adopted from the file an earlier release kept in `dataDirectory`).
+    public static func open(
+        database: KioskDatabase, dataDirectory: URL, catalog: ContentCatalog, bundleID: String,
+        sharedSecret: String?, signingAuthority: SandboxSigningAuthority? = nil,
+        now: @escaping @Sendable () -> Date = Date.init
+    ) async throws -> SandboxStore {
+        let key = try await SandboxKeys.loadOrCreate(
+            SandboxKeys.receiptKey.name, in: database.sql,
+            adopting: dataDirectory.appendingPathComponent(SandboxKeys.receiptKey.legacyFile)
+        ) { SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) } }
+        guard key.count == 32 else {
+            throw SecretFile.Failure(
+                description: "the sandbox receipt key in the database is not 32 bytes; delete its row of "
+                    + "sandbox_keys to generate a new one")
+        }
+        return SandboxStore(
+            database: database, signingKey: SymmetricKey(data: key), catalog: catalog, bundleID: bundleID,
+            sharedSecret: sharedSecret, authority: signingAuthority, now: now)
     }
 
     // MARK: Purchases
@@ -60,54 +79,66 @@ public struct SandboxStore: Sendable {
         guard quantity == 1 || product.info.type == .consumable else {
             throw SandboxRefusal.quantityOfNonConsumable
         }
-        let history = try await purchases(ofUser: user).filter { $0.product_id == request.productID }
         let now = now()
-        let row: PurchaseRow
-        switch product.info.type {
-        case .nonConsumable:
-            if let owned = history.first(where: { $0.cancellation_date_ms == nil }) {
-                return try await response(for: owned, user: user)
-            }
-            row = PurchaseRow(user: user, productID: request.productID, quantity: 1, purchase: now, expires: nil)
-        case .autoRenewable:
-            let period = product.info.subscriptionPeriod ?? SubscriptionPeriod(iso8601: "P1M")!
-            let running = history.filter { $0.cancellation_date_ms == nil }
-                .max { ($0.expires_date_ms ?? 0) < ($1.expires_date_ms ?? 0) }
-            if let running, let expiry = running.expires_date_ms, expiry > now.millisecondsSince1970 {
-                let start = Date(milliseconds: expiry)
+        let productID = request.productID
+        let type = product.info.type
+        let period = product.info.subscriptionPeriod ?? SubscriptionPeriod(iso8601: "P1M")!
+        // One transaction reads the user's history and inserts: two purchases at once (at two instances) cannot both
+        // buy a non-consumable or renew a subscription from the same expiry.
+        let row = try await database.transaction { session in
+            let history = try await Self.purchases(ofUser: user, in: session).filter { $0.product_id == productID }
+            let row: PurchaseRow
+            switch type {
+            case .nonConsumable:
+                if let owned = history.first(where: { $0.cancellation_date_ms == nil }) { return owned }
+                row = PurchaseRow(user: user, productID: productID, quantity: 1, purchase: now, expires: nil)
+            case .autoRenewable:
+                let running = history.filter { $0.cancellation_date_ms == nil }
+                    .max { ($0.expires_date_ms ?? 0) < ($1.expires_date_ms ?? 0) }
+                if let running, let expiry = running.expires_date_ms, expiry > now.millisecondsSince1970 {
+                    let start = Date(milliseconds: expiry)
+                    row = PurchaseRow(
+                        user: user, productID: productID, quantity: 1, purchase: start,
+                        expires: period.end(from: start), originalTransactionID: running.original_transaction_id)
+                } else {
+                    row = PurchaseRow(
+                        user: user, productID: productID, quantity: 1, purchase: now, expires: period.end(from: now))
+                }
+            case .nonRenewing:
                 row = PurchaseRow(
-                    user: user, productID: request.productID, quantity: 1, purchase: start,
-                    expires: period.end(from: start), originalTransactionID: running.original_transaction_id)
-            } else {
-                row = PurchaseRow(
-                    user: user, productID: request.productID, quantity: 1, purchase: now, expires: period.end(from: now)
-                )
+                    user: user, productID: productID, quantity: 1, purchase: now, expires: period.end(from: now))
+            case .consumable:
+                row = PurchaseRow(user: user, productID: productID, quantity: quantity, purchase: now, expires: nil)
             }
-        case .nonRenewing:
-            let period = product.info.subscriptionPeriod ?? SubscriptionPeriod(iso8601: "P1M")!
-            row = PurchaseRow(
-                user: user, productID: request.productID, quantity: 1, purchase: now, expires: period.end(from: now))
-        case .consumable:
-            row = PurchaseRow(user: user, productID: request.productID, quantity: quantity, purchase: now, expires: nil)
+            try await session.insert(into: "sandbox_purchases").model(row).run()
+            return row
         }
-        try await database.insert(into: "sandbox_purchases").model(row).run()
         return try await response(for: row, user: user)
     }
 
     /// Marks a transaction refunded; refunding it again keeps the first cancellation date.
     public func refund(_ request: SandboxRefundRequest) async throws -> SandboxRefundResponse {
-        // Only the first refund sets the date, even when two arrive at once.
-        try await database.update("sandbox_purchases")
-            .set("cancellation_date_ms", to: now().millisecondsSince1970)
-            .where("transaction_id", .equal, request.transactionID)
-            .where("cancellation_date_ms", .is, SQLLiteral.null)
-            .run()
-        guard let row = try await purchase(transactionID: request.transactionID),
-            let cancelled = row.cancellation_date_ms
-        else {
+        let now = now()
+        let row = try await database.transaction { session in
+            try await Self.refund(request.transactionID, at: now, in: session)
+        }
+        guard let row, let cancelled = row.cancellation_date_ms else {
             throw SandboxRefusal.unknownTransaction(request.transactionID)
         }
         return SandboxRefundResponse(transactionID: row.transaction_id, cancellationDate: Date(milliseconds: cancelled))
+    }
+
+    /// Refunds `transactionID` at `date` unless it was refunded before (the first date stays); the row after, nil
+    /// when there is none.
+    private static func refund(
+        _ transactionID: String, at date: Date, in session: any SQLDatabase
+    ) async throws -> PurchaseRow? {
+        try await session.update("sandbox_purchases")
+            .set("cancellation_date_ms", to: date.millisecondsSince1970)
+            .where("transaction_id", .equal, transactionID)
+            .where("cancellation_date_ms", .is, SQLLiteral.null)
+            .run()
+        return try await purchase(transactionID: transactionID, in: session)
     }
 
     // MARK: Notifications
@@ -116,72 +147,85 @@ public struct SandboxStore: Sendable {
     /// (a `signedPayload`), signed by the sandbox chain.
     public func notification(for request: SandboxNotificationRequest) async throws -> String {
         guard let authority else { throw SandboxRefusal.noSigningChain }
-        guard let row = try await purchase(transactionID: request.transactionID) else {
+        let now = now()
+        let products = catalog.snapshot.products
+        let change = try await database.transaction { session in
+            try await Self.apply(request, at: now, products: products, in: session)
+        }
+        let payload = NotificationPayload(
+            notificationType: change.type, subtype: change.subtype, notificationUUID: UUID().uuidString.lowercased(),
+            signedDate: now,
+            data: NotificationPayload.Body(
+                bundleId: bundleID, environment: "Sandbox",
+                signedTransactionInfo: try authority.sign(signedTransaction(for: change.subject, signedDate: now)),
+                signedRenewalInfo: try change.renewal.map { try authority.sign($0) }))
+        return try authority.sign(payload)
+    }
+
+    /// What a notification announces: its type and subtype, the transaction it carries and the renewal info.
+    private struct NotifiedChange: Sendable {
+        var type: String
+        var subtype: String?
+        var subject: PurchaseRow
+        var renewal: JWSRenewalInfo?
+    }
+
+    /// Changes the purchase `request` names as its kind says, inside the running transaction `session`.
+    private static func apply(
+        _ request: SandboxNotificationRequest, at now: Date, products: [String: CatalogProduct],
+        in session: any SQLDatabase
+    ) async throws -> NotifiedChange {
+        guard let row = try await purchase(transactionID: request.transactionID, in: session) else {
             throw SandboxRefusal.unknownTransaction(request.transactionID)
         }
-        let now = now()
-        let type: String
-        var subtype: String?
-        var subject = row
-        var renewal: JWSRenewalInfo?
         switch request.kind {
         case .refund, .revoke:
-            _ = try await refund(SandboxRefundRequest(transactionID: row.transaction_id))
-            subject = try await purchase(transactionID: row.transaction_id) ?? row
-            type = request.kind == .refund ? "REFUND" : "REVOKE"
+            let refunded = try await refund(row.transaction_id, at: now, in: session) ?? row
+            return NotifiedChange(type: request.kind == .refund ? "REFUND" : "REVOKE", subject: refunded)
         case .refundReversed:
             guard row.cancellation_date_ms != nil else {
                 throw SandboxRefusal.notRefunded(transactionID: row.transaction_id)
             }
-            try await database.update("sandbox_purchases").set("cancellation_date_ms", to: SQLLiteral.null)
+            try await session.update("sandbox_purchases").set("cancellation_date_ms", to: SQLLiteral.null)
                 .where("transaction_id", .equal, row.transaction_id).run()
+            var subject = row
             subject.cancellation_date_ms = nil
-            type = "REFUND_REVERSED"
+            return NotifiedChange(type: "REFUND_REVERSED", subject: subject)
         case .renew:
-            let (latest, period) = try await latestPeriod(of: row)
+            let (latest, period) = try await latestPeriod(of: row, products: products, in: session)
             let start = max(Date(milliseconds: latest.expires_date_ms ?? now.millisecondsSince1970), now)
-            subject = PurchaseRow(
+            let subject = PurchaseRow(
                 user: latest.user_name, productID: latest.product_id, quantity: 1, purchase: start,
                 expires: period.end(from: start), originalTransactionID: latest.original_transaction_id)
-            try await database.insert(into: "sandbox_purchases").model(subject).run()
-            type = "DID_RENEW"
+            try await session.insert(into: "sandbox_purchases").model(subject).run()
+            return NotifiedChange(type: "DID_RENEW", subject: subject)
         case .expire, .gracePeriod:
-            var (latest, _) = try await latestPeriod(of: row)
+            var (latest, _) = try await latestPeriod(of: row, products: products, in: session)
             let ended = min(latest.expires_date_ms ?? now.millisecondsSince1970, now.millisecondsSince1970)
-            try await database.update("sandbox_purchases").set("expires_date_ms", to: ended)
+            try await session.update("sandbox_purchases").set("expires_date_ms", to: ended)
                 .where("transaction_id", .equal, latest.transaction_id).run()
             latest.expires_date_ms = ended
-            subject = latest
             if request.kind == .expire {
-                type = "EXPIRED"
-                subtype = "VOLUNTARY"
-            } else {
-                let days = request.graceDays ?? 16
-                guard (1...60).contains(days) else { throw SandboxRefusal.invalidGraceDays }
-                type = "DID_FAIL_TO_RENEW"
-                subtype = "GRACE_PERIOD"
-                renewal = JWSRenewalInfo(
-                    originalTransactionId: latest.original_transaction_id, productId: latest.product_id,
-                    autoRenewStatus: 1, gracePeriodExpiresDate: now.addingTimeInterval(TimeInterval(days) * 86_400),
-                    isInBillingRetryPeriod: true, signedDate: now, environment: "Sandbox")
+                return NotifiedChange(type: "EXPIRED", subtype: "VOLUNTARY", subject: latest)
             }
+            let days = request.graceDays ?? 16
+            guard (1...60).contains(days) else { throw SandboxRefusal.invalidGraceDays }
+            let renewal = JWSRenewalInfo(
+                originalTransactionId: latest.original_transaction_id, productId: latest.product_id,
+                autoRenewStatus: 1, gracePeriodExpiresDate: now.addingTimeInterval(TimeInterval(days) * 86_400),
+                isInBillingRetryPeriod: true, signedDate: now, environment: "Sandbox")
+            return NotifiedChange(type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", subject: latest, renewal: renewal)
         }
-        let payload = NotificationPayload(
-            notificationType: type, subtype: subtype, notificationUUID: UUID().uuidString.lowercased(),
-            signedDate: now,
-            data: NotificationPayload.Body(
-                bundleId: bundleID, environment: "Sandbox",
-                signedTransactionInfo: try authority.sign(signedTransaction(for: subject, signedDate: now)),
-                signedRenewalInfo: try renewal.map { try authority.sign($0) }))
-        return try authority.sign(payload)
     }
 
     /// The subscription's latest paid period (of the chain `row` belongs to) and its product's period length.
-    private func latestPeriod(of row: PurchaseRow) async throws -> (PurchaseRow, SubscriptionPeriod) {
-        guard let product = catalog.snapshot.products[row.product_id], product.info.type == .autoRenewable else {
+    private static func latestPeriod(
+        of row: PurchaseRow, products: [String: CatalogProduct], in session: any SQLDatabase
+    ) async throws -> (PurchaseRow, SubscriptionPeriod) {
+        guard let product = products[row.product_id], product.info.type == .autoRenewable else {
             throw SandboxRefusal.notAutoRenewable(transactionID: row.transaction_id)
         }
-        let chain = try await database.select().column("*").from("sandbox_purchases")
+        let chain = try await session.select().column("*").from("sandbox_purchases")
             .where("original_transaction_id", .equal, row.original_transaction_id)
             .where("cancellation_date_ms", .is, SQLLiteral.null)
             .all(decoding: PurchaseRow.self)
@@ -265,14 +309,18 @@ public struct SandboxStore: Sendable {
     }
 
     private func purchases(ofUser user: String) async throws -> [PurchaseRow] {
-        try await database.select().column("*").from("sandbox_purchases")
+        try await Self.purchases(ofUser: user, in: database.sql)
+    }
+
+    private static func purchases(ofUser user: String, in session: any SQLDatabase) async throws -> [PurchaseRow] {
+        try await session.select().column("*").from("sandbox_purchases")
             .where("user_name", .equal, user)
             .orderBy("purchase_date_ms")
             .all(decoding: PurchaseRow.self)
     }
 
-    private func purchase(transactionID: String) async throws -> PurchaseRow? {
-        try await database.select().column("*").from("sandbox_purchases")
+    private static func purchase(transactionID: String, in session: any SQLDatabase) async throws -> PurchaseRow? {
+        try await session.select().column("*").from("sandbox_purchases")
             .where("transaction_id", .equal, transactionID)
             .first(decoding: PurchaseRow.self)
     }
@@ -284,17 +332,8 @@ public struct SandboxStore: Sendable {
             }
     }
 
-    /// The 256-bit receipt signing key in `url`, generated on first start (owner-readable only).
-    private static func loadOrCreateKey(at url: URL) throws -> SymmetricKey {
-        let data = try SecretFile.loadOrCreate(at: url) { SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) } }
-        guard data.count == 32 else {
-            throw SecretFile.Failure(description: "\(url.path) is not a 32-byte key; remove it to generate a new one")
-        }
-        return SymmetricKey(data: data)
-    }
-
     /// A row of `sandbox_purchases`, named as the columns are.
-    private struct PurchaseRow: Codable {
+    private struct PurchaseRow: Codable, Sendable {
         var transaction_id: String
         var original_transaction_id: String
         var user_name: String

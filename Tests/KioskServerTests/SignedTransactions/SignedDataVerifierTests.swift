@@ -176,11 +176,19 @@ struct SignedDataVerifierTests {
         #expect(error.message.contains("exactly three"))
     }
 
-    @Test("The sandbox signing chain is generated once, persists, and signs transactions that verify")
-    func sandboxAuthority() async throws {
-        let directory = try ServerTestDirectory()
-        let authority = try SandboxSigningAuthority.loadOrCreate(in: directory.url)
-        let again = try SandboxSigningAuthority.loadOrCreate(in: directory.url)
+    @Test(
+        "The sandbox signing chain is generated once into the database, and signs transactions that verify",
+        arguments: TestDatabase.engines)
+    func sandboxAuthority(engine: KioskDatabase.Engine) async throws {
+        try await TestDatabase.with(engine) { database in try await Self.checkSandboxAuthority(in: database) }
+    }
+
+    /// On `database`: a second load (another instance, with a data folder of its own) finds the same chain.
+    static func checkSandboxAuthority(in database: KioskDatabase) async throws {
+        let authority = try await SandboxSigningAuthority.load(
+            from: database.sql, adoptingFileIn: try ServerTestDirectory().url)
+        let again = try await SandboxSigningAuthority.load(
+            from: database.sql, adoptingFileIn: try ServerTestDirectory().url)
         #expect(authority.root == again.root)
         #expect(authority.intermediate.extensions[oid: SignedDataVerifier.intermediateOID] != nil)
         #expect(authority.leaf.extensions[oid: SignedDataVerifier.leafOID] != nil)
