@@ -23,6 +23,7 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
     case tooManyRequests = "too_many_requests"
     case internalError = "internal_error"
     case notReady = "not_ready"
+    case databaseUnavailable = "database_unavailable"
 
     /// The HTTP status the server answers this code with.
     public var httpStatus: Int {
@@ -40,7 +41,7 @@ public enum APIErrorCode: String, Codable, Sendable, CaseIterable {
         case .rangeNotSatisfiable: 416
         case .tooManyRequests: 429
         case .storeMisconfigured, .internalError: 500
-        case .storeUnavailable, .notReady: 503
+        case .storeUnavailable, .notReady, .databaseUnavailable: 503
         }
     }
 }

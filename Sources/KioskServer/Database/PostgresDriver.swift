@@ -17,10 +17,16 @@ struct PostgresDriver: DatabaseDriver {
     /// How many times a transaction runs before a serialization failure is given up on.
     static let maxAttempts = 25
 
+    /// How long a statement or a transaction waits for a connection of the pool before it is refused
+    /// (``KioskDatabaseError/noConnection(database:waited:)``, 503 `database_unavailable`).
+    static let connectionWait = Duration.seconds(5)
+
     /// How long a lost `LISTEN` connection waits before it is made again, at first and at most (doubling between).
     static let relistenDelays = (first: Duration.milliseconds(100), most: Duration.seconds(2))
 
     private let server: DatabaseURL.Postgres
+    /// The database's URL, password redacted, for errors.
+    private let name: String
     private let client: PostgresClient
     private let running: Task<Void, Never>
     private let logger: Logger
@@ -41,8 +47,9 @@ struct PostgresDriver: DatabaseDriver {
             configuration: server.clientConfiguration(), eventLoopGroup: group, backgroundLogger: logger)
         let running = Task { await client.run() }
         return PostgresDriver(
-            server: server, client: client, running: running, logger: logger,
-            sql: PostgresPoolSQLDatabase(client: client, logger: logger, eventLoop: group.any()))
+            server: server, name: url.description, client: client, running: running, logger: logger,
+            sql: PostgresPoolSQLDatabase(
+                client: client, name: url.description, logger: logger, eventLoop: group.any()))
     }
 
     /// Runs `body` in a `SERIALIZABLE` transaction on one pooled connection. When PostgreSQL reports that it could
@@ -57,7 +64,8 @@ struct PostgresDriver: DatabaseDriver {
         let logger = self.logger
         for attempt in 1...Self.maxAttempts {
             do {
-                return try await client.withConnection { connection in
+                return try await client.withConnection(waitingAtMost: Self.connectionWait, database: name) {
+                    connection in
                     let session = connection.sql(logger: logger)
                     try await session.raw("BEGIN ISOLATION LEVEL SERIALIZABLE").run()
                     do {
