@@ -16,7 +16,7 @@ RUN swift build -c release --product kiosk --static-swift-stdlib \
     && cp "$(swift build -c release --show-bin-path)/kiosk" /staging/
 
 FROM ubuntu:jammy
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates libcurl4 libxml2 tzdata \
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl libcurl4 libxml2 tzdata \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 1000 --home /data kiosk
 COPY --from=build /staging/kiosk /usr/local/bin/kiosk
