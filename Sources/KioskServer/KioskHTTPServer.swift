@@ -29,6 +29,8 @@ public struct KioskHTTPServer: Sendable {
     private let database: KioskDatabase
     /// Applies the revocations other instances sharing the database record.
     private let revocationFeed: RevocationFeed
+    /// Prunes old revocation events, at one instance at a time.
+    private let revocationPruning: ServiceWideJob
     private let responder: RouterResponder<KioskRequestContext>
     private let logger: Logger
 
@@ -88,6 +90,7 @@ public struct KioskHTTPServer: Sendable {
         }
         self.ledger = ledger
         self.revocationFeed = RevocationFeed(database: database, follower: follower)
+        self.revocationPruning = .pruningRevocationEvents(ledger: ledger, database: database, logger: logger)
 
         let router = Router(context: KioskRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
@@ -227,7 +230,7 @@ public struct KioskHTTPServer: Sendable {
             logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(
             // Shut down in reverse order: the HTTP server first, then the revocation feed its downloads rely on.
-            services: [revocationFeed, app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
+            services: [revocationFeed, revocationPruning, app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
         // Past the grace, the shutdown becomes a cancellation: the connections still answering are closed.
         groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGrace
         let group = ServiceGroup(configuration: groupConfiguration)

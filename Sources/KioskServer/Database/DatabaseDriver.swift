@@ -10,6 +10,8 @@ protocol DatabaseDriver: Sendable {
     func withMigrationLock<T: Sendable>(
         _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
     ) async throws -> T
+    /// See ``KioskDatabase/runAlone(_:_:)``.
+    func runAlone(_ lockKey: Int64, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool
     /// See ``KioskDatabase/follow(_:every:_:)``.
     func follow(_ channel: String, every interval: Duration, _ wake: @escaping @Sendable () async -> Void) async
     /// Closes every connection, even when called from a cancelled task.

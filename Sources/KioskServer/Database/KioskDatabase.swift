@@ -92,6 +92,15 @@ public struct KioskDatabase: Sendable {
         await driver.follow(channel.name, every: interval, wake)
     }
 
+    /// Runs `body` unless another instance sharing the database is running a job under the same `lockKey` (then
+    /// returns `false` at once, without running it): a periodic job that must run once per service, not once per
+    /// instance. PostgreSQL: a session advisory lock tried (`pg_try_advisory_lock`) on a connection held meanwhile.
+    /// SQLite: `body` always runs; processes sharing one file may each run it, so such a job must be idempotent (as
+    /// every job here is), which is also what makes a job cut by a crash safe to run again.
+    public func runAlone(_ lockKey: Int64, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+        try await driver.runAlone(lockKey, body)
+    }
+
     /// Signals `channel` from inside a running transaction: PostgreSQL delivers the `NOTIFY` when it commits, and
     /// never when it rolls back. SQLite has no notifications: its followers poll.
     static func signal(_ channel: DatabaseChannel, in session: any SQLDatabase) async throws {

@@ -105,6 +105,26 @@ struct PostgresDriver: DatabaseDriver {
         }
     }
 
+    /// Tries the session advisory lock `lockKey` on a pooled connection, held while `body` runs (its statements use
+    /// other connections of the pool), and releases it; `false` without running `body` when another session holds it.
+    func runAlone(_ lockKey: Int64, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+        let logger = self.logger
+        return try await client.withConnection(waitingAtMost: Self.connectionWait, database: name) { connection in
+            let session = connection.sql(logger: logger)
+            let taken = try await session.raw("SELECT pg_try_advisory_lock(\(bind: lockKey)) AS taken")
+                .first(decodingColumn: "taken", as: Bool.self) ?? false
+            guard taken else { return false }
+            do {
+                try await body()
+            } catch {
+                try? await session.raw("SELECT pg_advisory_unlock(\(bind: lockKey))").run()
+                throw error
+            }
+            try await session.raw("SELECT pg_advisory_unlock(\(bind: lockKey))").run()
+            return true
+        }
+    }
+
     /// Wakes `wake` every `interval` and, on a connection of its own named `kiosk-listener` that `LISTEN`s to
     /// `channel`, at each notification and each time that connection is made (again): what was signalled while it
     /// was down is read then. A lost connection is made again after 100 ms, then up to 2 s between attempts.

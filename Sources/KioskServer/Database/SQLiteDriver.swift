@@ -76,6 +76,12 @@ struct SQLiteDriver: DatabaseDriver {
         try await gate.holding { try await body(connection.sql()) }
     }
 
+    /// Runs `body`: see ``KioskDatabase/runAlone(_:_:)``.
+    func runAlone(_ lockKey: Int64, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+        try await body()
+        return true
+    }
+
     /// SQLite has no notifications: `wake` runs every `interval`, for a change made by another process on the file.
     func follow(_ channel: String, every interval: Duration, _ wake: @escaping @Sendable () async -> Void) async {
         while !Task.isCancelled {

@@ -185,6 +185,12 @@ public protocol Ledger: Sendable {
     /// (``revoke(transactionID:at:scope:)`` or ``reinstate(transactionID:at:)`` changing something) records one, in
     /// the order the changes commit.
     func revocationEvents(after event: Int64, limit: Int) async throws -> [RevocationEvent]
+    /// The number of the last revocation event pruned (0 when none was): a follower whose last event is older may
+    /// have missed some, and loads ``revocations()`` afresh.
+    func revocationEventsPrunedThrough() async throws -> Int64
+    /// Deletes the revocation events recorded more than `age` ago by the database's clock (every event up to the
+    /// newest of them), and records how far it pruned; returns how many it deleted.
+    func pruneRevocationEvents(olderThan age: Duration) async throws -> Int
     /// Whether a notification with this `notificationUUID` was already applied.
     func hasNotification(uuid: String) async throws -> Bool
     /// Records that a notification was applied.

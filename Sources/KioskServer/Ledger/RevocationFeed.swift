@@ -1,3 +1,4 @@
+import Logging
 import ServiceLifecycle
 
 /// The service that wakes a ``RevocationFollower``: at each notification on ``DatabaseChannel/revocations`` and each
@@ -24,6 +25,24 @@ struct RevocationFeed: Service {
             await database.follow(.revocations, every: Self.pollInterval(for: database.engine)) {
                 await follower.catchUp()
             }
+        }
+    }
+}
+
+extension ServiceWideJob {
+    /// How long revocation events are kept: an instance cut off from the database for longer loads the revocations
+    /// afresh when it is back (``RevocationFollower/catchUp()``).
+    static let revocationEventRetention = Duration.seconds(24 * 3600)
+
+    /// Deletes revocation events older than ``revocationEventRetention``, hourly, at one instance: the ASCII bytes of
+    /// `KIOSKPRN` as its lock.
+    static func pruningRevocationEvents(ledger: any Ledger, database: KioskDatabase, logger: Logger) -> ServiceWideJob {
+        ServiceWideJob(
+            name: "prune revocation events", lockKey: 0x4B49_4F53_4B50_524E, interval: .seconds(3600),
+            database: database, logger: logger
+        ) {
+            let pruned = try await ledger.pruneRevocationEvents(olderThan: revocationEventRetention)
+            if pruned > 0 { logger.info("revocation events pruned", metadata: ["count": "\(pruned)"]) }
         }
     }
 }

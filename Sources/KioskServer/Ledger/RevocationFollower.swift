@@ -34,10 +34,13 @@ actor RevocationFollower {
         return (list, RevocationFollower(ledger: ledger, list: list, after: lastEvent, logger: logger))
     }
 
-    /// Applies every event recorded since the last one applied. A database error is logged (once until it passes)
-    /// and left for the next wake-up, which reads from the same place.
+    /// Applies every event recorded since the last one applied, and, when events after it were pruned meanwhile (an
+    /// instance cut off from the database for longer than they are kept), loads the revocations afresh. The pruning
+    /// is checked after the events are read: a prune committed between the two is seen. A database error is logged
+    /// (once until it passes) and left for the next wake-up, which reads from the same place.
     func catchUp() async {
         do {
+            let start = lastEvent
             var applied = 0
             while true {
                 let events = try await ledger.revocationEvents(after: lastEvent, limit: Self.batchSize)
@@ -46,6 +49,14 @@ actor RevocationFollower {
                 lastEvent = last.number
                 applied += events.count
                 if events.count < Self.batchSize { break }
+            }
+            if try await ledger.revocationEventsPrunedThrough() > start {
+                let latest = try await ledger.latestRevocationEvent()
+                list.replaceAll(with: try await ledger.revocations())
+                logger.notice(
+                    "revocation events this instance had not seen were pruned; loaded the revocations afresh",
+                    metadata: ["last_seen": "\(start)", "now_at": "\(latest)"])
+                lastEvent = max(lastEvent, latest)
             }
             if failing {
                 failing = false

@@ -38,6 +38,13 @@ public final class RevocationList: Sendable {
         }
     }
 
+    /// Replaces everything the list holds with `revocations`, at once.
+    public func replaceAll(with revocations: some Sequence<Revocation>) {
+        var fresh = State()
+        for revocation in revocations { Self.insert(revocation, into: &fresh) }
+        state.withLockedValue { $0 = fresh }
+    }
+
     /// Sets each event's transaction to the revocation the event carries (none: lifted), in order.
     public func apply(_ events: [RevocationEvent]) {
         state.withLockedValue { state in

@@ -14,9 +14,49 @@ extension SQLLedger {
         if session.dialect.name == "postgresql" {
             try await session.raw("SELECT pg_advisory_xact_lock(\(bind: revocationEventLockKey))").run()
         }
-        try await session.insert(into: "ledger_revocation_events").columns("transaction_id")
-            .values(SQLBind(transactionID)).run()
+        try await session.raw(
+            """
+            INSERT INTO ledger_revocation_events (transaction_id, recorded_at_ms)
+            VALUES (\(bind: transactionID), \(Self.databaseNowMilliseconds(session)))
+            """
+        ).run()
         try await KioskDatabase.signal(.revocations, in: session)
+    }
+
+    /// The database's clock in milliseconds since 1970, as SQL: one clock for every instance.
+    private static func databaseNowMilliseconds(_ session: any SQLDatabase) -> SQLQueryString {
+        session.dialect.name == "postgresql"
+            ? "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+            : "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+    }
+
+    public func revocationEventsPrunedThrough() async throws -> Int64 {
+        try await sql.raw("SELECT pruned_through FROM ledger_revocation_pruning WHERE singleton = 1")
+            .first(decodingColumn: "pruned_through", as: Int64.self) ?? 0
+    }
+
+    public func pruneRevocationEvents(olderThan age: Duration) async throws -> Int {
+        let milliseconds = age.components.seconds * 1000 + age.components.attoseconds / 1_000_000_000_000_000
+        return try await atomically { database in
+            let cutoff: SQLQueryString = "\(Self.databaseNowMilliseconds(database)) - \(bind: milliseconds)"
+            let doomed = try await database.raw(
+                """
+                SELECT COUNT(*) AS doomed, COALESCE(MAX(event_id), 0) AS through
+                FROM ledger_revocation_events WHERE recorded_at_ms < \(cutoff)
+                """
+            ).first()
+            let count = try doomed?.decode(column: "doomed", as: Int.self) ?? 0
+            let through = try doomed?.decode(column: "through", as: Int64.self) ?? 0
+            guard count > 0 else { return 0 }
+            try await database.raw("DELETE FROM ledger_revocation_events WHERE event_id <= \(bind: through)").run()
+            try await database.raw(
+                """
+                UPDATE ledger_revocation_pruning SET pruned_through = \(bind: through)
+                WHERE singleton = 1 AND pruned_through < \(bind: through)
+                """
+            ).run()
+            return count
+        }
     }
 
     public func latestRevocationEvent() async throws -> Int64 {

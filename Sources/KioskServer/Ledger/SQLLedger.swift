@@ -31,7 +31,7 @@ public struct SQLLedger: Ledger {
     }
 
     /// Runs `body` as one database transaction, or inside the one this ledger is in.
-    private func atomically<T: Sendable>(
+    func atomically<T: Sendable>(
         _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
     ) async throws -> T {
         guard let database else { return try await body(sql) }

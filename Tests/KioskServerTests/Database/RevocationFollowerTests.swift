@@ -129,4 +129,49 @@ struct RevocationFollowerTests {
             #expect(try await ledger.revocationEvents(after: events[2].number, limit: 10).map(\.transactionID) == ["t3"])
         }
     }
+
+    /// Events older than the retention are pruned; an instance whose last event is older than the pruned ones (cut
+    /// off from the database meanwhile) loads the revocations afresh instead of replaying a log with a hole.
+    @Test(arguments: TestDatabase.engines)
+    func anInstanceBehindPrunedEventsLoadsTheRevocationsAfresh(engine: KioskDatabase.Engine) async throws {
+        try await LedgerAcrossInstancesTests.withTwoInstances(engine) { first, second in
+            let ledger = SQLLedger(database: first)
+            let now = Date()
+            try await ledger.record([Self.purchase("t1", at: now), Self.purchase("t2", at: now)])
+            let (list, follower) = try await RevocationFollower.start(
+                ledger: SQLLedger(database: second), logger: TestDatabase.logger)
+            // B is away: A revokes t1 and reverses nothing; the events age past the retention and are pruned.
+            _ = try await ledger.revoke(transactionID: "t1", at: now, scope: .purchase)
+            #expect(try await ledger.pruneRevocationEvents(olderThan: .seconds(3600)) == 0, "too young to prune")
+            try await first.sql.raw("UPDATE ledger_revocation_events SET recorded_at_ms = 0").run()
+            #expect(try await ledger.pruneRevocationEvents(olderThan: .seconds(3600)) == 1)
+            #expect(try await ledger.revocationEvents(after: 0, limit: 10).isEmpty)
+            #expect(try await ledger.revocationEventsPrunedThrough() > 0)
+
+            await follower.catchUp()
+            #expect(list.contains("t1"), "loaded afresh: the pruned revocation is known")
+            #expect(!list.contains("t2"))
+            #expect(await follower.lastEvent == (try await ledger.latestRevocationEvent()))
+
+            // From there it follows events again.
+            _ = try await ledger.revoke(transactionID: "t2", at: now, scope: .purchase)
+            await follower.catchUp()
+            #expect(list.contains("t2"))
+        }
+    }
+
+    /// A service-wide job runs at one instance at a time on PostgreSQL (a session advisory lock tried): while one
+    /// instance runs it, another's attempt returns at once without running it; afterwards the other may.
+    @Test(.enabled(if: TestDatabase.isPostgresConfigured, "KIOSK_TEST_POSTGRES_URL not set: PostgreSQL only"))
+    func aServiceWideJobRunsAtOneInstanceAtATime() async throws {
+        try await LedgerAcrossInstancesTests.withTwoInstances(.postgres) { first, second in
+            let key: Int64 = 0x4B49_4F53_4B54_5354
+            let ranInside = try await first.runAlone(key) {
+                let other = try await second.runAlone(key) { Issue.record("ran at both instances at once") }
+                #expect(!other)
+            }
+            #expect(ranInside)
+            #expect(try await second.runAlone(key) {})
+        }
+    }
 }
