@@ -22,6 +22,18 @@ enum ServerTestFixtures {
     }
 }
 
+extension ServerConfiguration {
+    /// A server for a test: an ephemeral port, `content` and `data` as its folders, no periodic reload.
+    static func forTests(content: URL, data: URL) -> ServerConfiguration {
+        var configuration = ServerConfiguration()
+        configuration.port = 0
+        configuration.contentDirectory = content
+        configuration.dataDirectory = data
+        configuration.reloadInterval = .zero
+        return configuration
+    }
+}
+
 /// A temporary directory, removed when the value is released.
 final class ServerTestDirectory: @unchecked Sendable {  // Sendable: immutable after init.
     let url: URL

@@ -32,11 +32,7 @@ struct SubchunkTestServer {
         let content = try ServerTestDirectory("subchunk-content")
         let data = try ServerTestDirectory("subchunk-data")
         try content.writeProduct(id: product, files: files)
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.contentDirectory = content.url
-        configuration.dataDirectory = data.url
-        configuration.reloadInterval = .zero
+        var configuration = ServerConfiguration.forTests(content: content.url, data: data.url)
         configuration.grantSecret = secret
         let log = LogRecorder()
         let live = try await LiveKioskServer.start(configuration: configuration, logger: log.logger)

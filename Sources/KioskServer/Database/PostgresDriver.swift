@@ -68,14 +68,7 @@ struct PostgresDriver: DatabaseDriver {
                     connection in
                     let session = connection.sql(logger: logger)
                     try await session.raw("BEGIN ISOLATION LEVEL SERIALIZABLE").run()
-                    do {
-                        let result = try await body(session)
-                        try await session.raw("COMMIT").run()
-                        return result
-                    } catch {
-                        try? await session.raw("ROLLBACK").run()
-                        throw error
-                    }
+                    return try await session.commitOrRollBack(body)
                 }
             } catch let error as PSQLError where Self.isConflict(error) {
                 logger.debug("transaction conflict, retrying", metadata: ["attempt": "\(attempt)"])

@@ -46,14 +46,7 @@ struct SQLiteDriver: DatabaseDriver {
         try await gate.holding {
             let session = connection.sql()
             try await Self.beginImmediate(on: session)
-            do {
-                let result = try await body(session)
-                try await session.raw("COMMIT").run()
-                return result
-            } catch {
-                try? await session.raw("ROLLBACK").run()
-                throw error
-            }
+            return try await session.commitOrRollBack(body)
         }
     }
 

@@ -18,11 +18,7 @@ struct DatabasePasswordLoggingTests {
         database: DatabaseURL, content: ServerTestDirectory, data: ServerTestDirectory
     ) throws -> ServerConfiguration {
         try content.writeProduct(id: "com.example.issue")
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.contentDirectory = content.url
-        configuration.dataDirectory = data.url
-        configuration.reloadInterval = .zero
+        var configuration = ServerConfiguration.forTests(content: content.url, data: data.url)
         configuration.database = database
         return configuration
     }

@@ -22,14 +22,12 @@ struct InstancesSharingADatabaseTests {
         let content = try ServerTestDirectory("shared-content")
         try content.writeProduct(
             id: product, files: ["Contents/issue.pdf": Data(repeating: 0x42, count: 64 << 10)])
+        // Kept until the end: a folder is removed when its value is released.
+        let folders = try (0..<count).map { try ServerTestDirectory("shared-data-\($0)") }
         var instances: [LiveKioskServer] = []
         do {
-            for index in 0..<count {
-                var configuration = ServerConfiguration()
-                configuration.port = 0
-                configuration.contentDirectory = content.url
-                configuration.dataDirectory = try ServerTestDirectory("shared-data-\(index)").url
-                configuration.reloadInterval = .zero
+            for folder in folders {
+                var configuration = ServerConfiguration.forTests(content: content.url, data: folder.url)
                 configuration.database = url
                 configuration.grantSecret = "a grant secret the instances share, long enough to be one"
                 instances.append(
@@ -41,6 +39,7 @@ struct InstancesSharingADatabaseTests {
             throw error
         }
         for instance in instances { await instance.stop() }
+        withExtendedLifetime(folders) {}
     }
 
     /// Sends `method target` to the instance on `port` with a JSON body; its status and body.

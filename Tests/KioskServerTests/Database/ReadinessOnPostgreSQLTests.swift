@@ -23,11 +23,7 @@ struct ReadinessOnPostgreSQLTests {
             let server = try TestDatabase.postgresServer()
             let content = try ServerTestDirectory("readyz-content")
             let data = try ServerTestDirectory("readyz-data")
-            var configuration = ServerConfiguration()
-            configuration.port = 0
-            configuration.contentDirectory = content.url
-            configuration.dataDirectory = data.url
-            configuration.reloadInterval = .zero
+            var configuration = ServerConfiguration.forTests(content: content.url, data: data.url)
             configuration.database = url
             let live = try await LiveKioskServer.start(configuration: configuration, logger: LogRecorder().logger)
             do {

@@ -27,7 +27,9 @@ struct RevocationFollowerTests {
                 try await TestDatabase.withOpened(url) { second in
                     let (list, follower) = try await RevocationFollower.start(
                         ledger: SQLLedger(database: second), logger: TestDatabase.logger)
-                    let following = Task { await second.follow(.revocations, every: interval) { await follower.catchUp() } }
+                    let following = Task {
+                        await second.follow(.revocations, every: interval) { await follower.catchUp() }
+                    }
                     defer { following.cancel() }
                     try await body(SQLLedger(database: first), list, url)
                     following.cancel()
@@ -126,7 +128,8 @@ struct RevocationFollowerTests {
             refunded.cancellationDate = now
             try await ledger.record([refunded])
             _ = try await ledger.revoke(transactionID: "t3", at: now, scope: .purchase)
-            #expect(try await ledger.revocationEvents(after: events[2].number, limit: 10).map(\.transactionID) == ["t3"])
+            let newer = try await ledger.revocationEvents(after: events[2].number, limit: 10)
+            #expect(newer.map(\.transactionID) == ["t3"])
         }
     }
 

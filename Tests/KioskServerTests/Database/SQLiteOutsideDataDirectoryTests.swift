@@ -13,11 +13,7 @@ struct SQLiteOutsideDataDirectoryTests {
         let data = try ServerTestDirectory("outside-data")
         let elsewhere = try ServerTestDirectory("outside-database")
         let path = elsewhere.url.appendingPathComponent("ledger.sqlite").path
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.contentDirectory = content.url
-        configuration.dataDirectory = data.url
-        configuration.reloadInterval = .zero
+        var configuration = ServerConfiguration.forTests(content: content.url, data: data.url)
         configuration.database = .sqlite(path: path)
         let live = try await LiveKioskServer.start(configuration: configuration, logger: LogRecorder().logger)
         await live.stop()
