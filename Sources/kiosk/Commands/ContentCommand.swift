@@ -8,7 +8,7 @@ struct ContentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "content",
         abstract: "Work with content folders.",
-        subcommands: [Check.self]
+        subcommands: [Check.self, Push.self]
     )
 
     /// `kiosk content check [DIR]`.
@@ -121,4 +121,98 @@ struct ContentCommand: AsyncParsableCommand {
             return true
         }
     }
+
+    /// `kiosk content push [DIR] --endpoint URL --bucket NAME …`.
+    struct Push: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Upload each product's current version to an S3-compatible store.",
+            discussion: """
+                Uploads every file of each product's current version to <prefix>/<product_id>/<content_version>/\
+                <path> in the bucket, so that versions never overwrite each other, each with its SHA-256 as \
+                x-amz-meta-sha256 (the store checks the bytes against it). An object already there with the same \
+                SHA-256 is skipped: pushing again uploads only what changed. The credentials come from the \
+                environment only (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and, for temporary ones, \
+                AWS_SESSION_TOKEN), never from an option, which ps would show. Exits with 1 when a product folder \
+                has a problem (the others are pushed) or an upload fails.
+
+                Examples:
+                  kiosk content push ./content --endpoint https://s3.eu-west-1.amazonaws.com --region eu-west-1 \
+                    --bucket acme-kiosk --prefix content
+                  kiosk content push --endpoint http://127.0.0.1:9000 --bucket kiosk --product com.acme.issue.12
+                """
+        )
+
+        @Argument(help: "The content folder.") var directory = "./content"
+        @Option(help: "The store's endpoint, http(s)://host[:port] (AWS: https://s3.<region>.amazonaws.com).")
+        var endpoint: String
+        @Option(help: "The region requests are signed for.") var region = "us-east-1"
+        @Option(help: "The bucket.") var bucket: String
+        @Option(help: "The key prefix (none: the bucket's root).") var prefix = ""
+        @Option(help: "path (https://host/bucket/key, any store) or virtual (https://bucket.host/key).")
+        var addressing: S3Location.AddressingStyle = .path
+        @Option(name: .customLong("product"), help: "Push only this product (repeat for several; default: all).")
+        var products: [String] = []
+        @Option(help: "How many uploads run at once.") var concurrency = 4
+
+        func validate() throws {
+            guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency is 1 to 64.") }
+        }
+
+        func run() async throws {
+            let environment = ProcessInfo.processInfo.environment
+            guard let keyID = environment["AWS_ACCESS_KEY_ID"], !keyID.isEmpty,
+                let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty
+            else {
+                throw ValidationError("Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN).")
+            }
+            let token = environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+            let location: S3Location
+            do {
+                guard let url = URL(string: endpoint) else { throw S3SigningError.invalidEndpoint }
+                location = try S3Location(endpoint: url, region: region, bucket: bucket, addressingStyle: addressing)
+            } catch let error as S3SigningError {
+                throw ValidationError("\(error).")
+            }
+            let push = ContentPush(
+                store: S3ObjectStore(
+                    signer: SigV4Signer(
+                        location: location,
+                        credentials: S3Credentials(accessKeyID: keyID, secretAccessKey: secret, sessionToken: token))),
+                prefix: prefix, concurrency: concurrency)
+
+            var logger = Logger(label: "kiosk.content")
+            logger.logLevel = .critical
+            let snapshot = await ContentCatalog(
+                contentDirectory: URL(fileURLWithPath: directory), dataDirectory: nil, logger: logger
+            ).snapshot
+            let unknown = products.filter { snapshot.products[$0] == nil }
+            guard unknown.isEmpty else {
+                throw ValidationError("No such product in \(directory): \(unknown.joined(separator: ", ")).")
+            }
+            var failed = !snapshot.problems.isEmpty
+            for problem in snapshot.problems {
+                FileHandle.standardError.write(Data("problem: \(problem)\n".utf8))
+            }
+            var total = ContentPush.Report()
+            for product in snapshot.ordered where products.isEmpty || products.contains(product.info.productID) {
+                let name = "\(product.info.productID) \(product.info.contentVersion)"
+                do {
+                    let report = try await push.push(product)
+                    total.add(report)
+                    print(
+                        "\(name): \(report.pushed) uploaded (\(ByteCountText.file(report.pushedBytes))), "
+                            + "\(report.skipped) already there (\(ByteCountText.file(report.skippedBytes)))")
+                } catch {
+                    failed = true
+                    FileHandle.standardError.write(Data("error: \(name): \(error)\n".utf8))
+                }
+            }
+            print(
+                "\(total.pushed) uploaded (\(ByteCountText.file(total.pushedBytes))), \(total.skipped) already there "
+                    + "(\(ByteCountText.file(total.skippedBytes))) to \(bucket)")
+            if failed { throw ExitCode(1) }
+        }
+    }
 }
+
+extension S3Location.AddressingStyle: ExpressibleByArgument {}
