@@ -18,11 +18,18 @@ struct NginxOffloadTests {
         let offloaded: TestServer
         let nginx: NginxOffloadProxy
 
-        /// Runs `body` against a fresh pair, and stops them all afterwards.
-        static func with<T>(_ body: (Pair) async throws -> T) async throws -> T {
-            try await TestServer.with(prepareContent: setModificationTimes) { direct in
+        /// Runs `body` against a fresh pair, whose content `prepare` may add to first, and stops them all
+        /// afterwards.
+        static func with<T>(
+            prepare: @escaping (URL) throws -> Void = { _ in }, _ body: (Pair) async throws -> T
+        ) async throws -> T {
+            let prepareContent = { (folder: URL) in
+                try prepare(folder)
+                try setModificationTimes(of: folder)
+            }
+            return try await TestServer.with(prepareContent: prepareContent) { direct in
                 try await TestServer.with(
-                    prepareContent: setModificationTimes,
+                    prepareContent: prepareContent,
                     configure: { $0.offload = .nginx(prefix: NginxOffloadProxy.prefix) }
                 ) { offloaded in
                     try await NginxOffloadProxy.with(
@@ -302,6 +309,49 @@ struct NginxOffloadTests {
                     #expect(response.body.count < 1000, "\(location)")
                 }
             }
+        }
+    }
+
+    /// A product whose file names need percent-encoding (spaces, `+`, `,`, parentheses: what a file path may hold).
+    static let oddProduct = "com.example.kiosk.odd-names"
+    /// Its files, and how `X-Accel-Redirect` writes them.
+    static let oddFiles = [
+        "Contents/a b (1)+c,d.bin": "Contents/a%20b%20%281%29%2Bc%2Cd.bin",
+        "Contents/sub dir/x+y.bin": "Contents/sub%20dir/x%2By.bin",
+    ]
+
+    /// Writes ``oddProduct`` into a content folder.
+    static func addOddProduct(to content: URL) throws {
+        let folder = content.appendingPathComponent(oddProduct)
+        let info = ["product_id": oddProduct, "type": "non_consumable", "title": "Odd names", "content_version": "1"]
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try JSONSerialization.data(withJSONObject: info).write(to: folder.appendingPathComponent("Info.json"))
+        for (index, path) in oddFiles.keys.sorted().enumerated() {
+            let url = folder.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 * (index + 3)) }).write(to: url)
+        }
+    }
+
+    @Test func fileNamesThatNeedEncodingReachNginx() async throws {
+        try await Pair.with(prepare: Self.addOddProduct) { pair in
+            for path in Self.oddFiles.keys.sorted() {
+                let direct = try await Side.buying(Self.oddProduct, path: path, on: pair.direct)
+                let offloaded = try await Side.buying(Self.oddProduct, path: path, on: pair.nginx)
+                for headers in [[], [("Range", "bytes=1-3")]] as [[(String, String)]] {
+                    try await Self.expectSame(
+                        "GET", headers, direct: direct, offloaded: offloaded, "\(path) \(headers)")
+                }
+                // What nginx got from Kiosk: the path percent-encoded, each of its segments.
+                let redirect = try await pair.offloaded.send(
+                    "GET", offloaded.url, headers: [("Authorization", "Bearer \(offloaded.token)")])
+                #expect(
+                    redirect.header("X-Accel-Redirect")
+                        == "\(NginxOffloadProxy.prefix)-full/\(Self.oddProduct)/1/\(Self.oddFiles[path] ?? "")")
+                #expect(redirect.status == 200 && redirect.body.isEmpty)
+            }
+            #expect(pair.offloaded.contentBytesSent == 0)
         }
     }
 
