@@ -256,6 +256,8 @@ struct NginxOffloadTests {
             }
             // Not one byte of these came from Kiosk; a HEAD and several ranges do.
             #expect(pair.offloaded.contentBytesSent == 0)
+            #expect(try await pair.offloaded.metric("kiosk_content_offloaded_total{location=\"full\"}") == 4)
+            #expect(try await pair.offloaded.metric("kiosk_content_offloaded_total{location=\"range\"}") == 4)
             _ = try await offloaded.send("GET", headers: [("Range", "bytes=0-4,10-19")])
             #expect(pair.offloaded.contentBytesSent > 0)
             #expect(length > 0)

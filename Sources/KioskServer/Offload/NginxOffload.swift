@@ -26,17 +26,23 @@ struct NginxOffload: Sendable {
     let evaluator: RangeRequestEvaluator
     /// The time the preconditions and `If-Range` are evaluated at.
     let now: @Sendable () -> Date
+    /// Counts the answers handed to nginx.
+    let metrics: ServerMetrics
 
     /// The header that hands a file to nginx.
     static let accelRedirect = HTTPField.Name("X-Accel-Redirect")!
 
-    /// The offload `offload` names, deciding ranges with `evaluator` at `now`.
-    init(_ offload: ContentOffload, evaluator: RangeRequestEvaluator, now: @escaping @Sendable () -> Date) {
+    /// The offload `offload` names, deciding ranges with `evaluator` at `now`, counting into `metrics`.
+    init(
+        _ offload: ContentOffload, evaluator: RangeRequestEvaluator, now: @escaping @Sendable () -> Date,
+        metrics: ServerMetrics
+    ) {
         switch offload {
         case .nginx(let prefix): self.prefix = prefix
         }
         self.evaluator = evaluator
         self.now = now
+        self.metrics = metrics
     }
 
     /// Refuses a request that asks for injected faults (`Kiosk-Fault`, `?fault=`): nginx sends the bytes and cannot
@@ -64,16 +70,16 @@ struct NginxOffload: Sendable {
         guard preconditions.evaluate(for: resource.representation, now: currentTime) == .proceed else { return nil }
         let range = request.headers[.range]
         let ifRange = request.headers[.ifRange]
-        let location: String
+        let (location, kind): (String, String)
         switch evaluator.evaluate(
             method: false, range: range, ifRange: ifRange, representation: resource.representation, now: currentTime)
         {
         case .full:
-            location = prefix + "-full"
+            (location, kind) = (prefix + "-full", "full")
         case .single
         where Self.isPlainSingleRange(range)
             && (ifRange == nil || ifRange == resource.entityTagHeader || ifRange == resource.lastModifiedHeader):
-            location = prefix
+            (location, kind) = (prefix, "range")
         case .single, .multiple, .unsatisfiable:
             return nil
         }
@@ -82,6 +88,7 @@ struct NginxOffload: Sendable {
         headers[Self.accelRedirect] =
             [location, path.productID, path.version, path.filePath]
             .map { $0.sigV4Encoded(keepingSlash: true) }.joined(separator: "/")
+        metrics.recordOffload(location: kind)
         return Response(status: .ok, headers: headers)
     }
 
