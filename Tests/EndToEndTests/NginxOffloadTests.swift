@@ -264,6 +264,23 @@ struct NginxOffloadTests {
         }
     }
 
+    @Test func packsStayWithKiosk() async throws {
+        try await Pair.with { pair in
+            var sides: [Side] = []
+            for server in [pair.direct, pair.nginx] as [any LoopbackKioskServer] {
+                let purchase = try await server.buy(TestServer.Sample.levels)
+                let grant = try await server.grant(TestServer.Sample.levels, receipt: purchase.receiptData)
+                let pack = try #require(grant.pack, "the levels have a pack")
+                sides.append(Side(server: server, url: pack.url, token: grant.token))
+            }
+            for headers in [[], [("Range", "bytes=0-99")], [("Range", "bytes=100-199,-5")]] as [[(String, String)]] {
+                try await Self.expectSame("GET", headers, direct: sides[0], offloaded: sides[1], "pack \(headers)")
+            }
+            #expect(pair.offloaded.contentBytesSent > 0)
+            #expect(try await pair.offloaded.metric("kiosk_content_offloaded_total{location=\"full\"}") == 0)
+        }
+    }
+
     @Test func refusalsAreKiosksJSONThroughNginx() async throws {
         try await Pair.with { pair in
             let (direct, offloaded, _, _) = try await Self.sides(pair)
