@@ -156,7 +156,11 @@ public struct KioskHTTPServer: Sendable {
             chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout, metrics: metrics,
             now: now)
         PackRoutes(access: contentAccess, responder: responder, faults: faults).register(on: router)
-        ContentRoutes(access: contentAccess, responder: responder, faults: faults).register(on: router)
+        let offload = configuration.offload.map {
+            NginxOffload($0, evaluator: responder.evaluator, now: now, metrics: metrics)
+        }
+        ContentRoutes(access: contentAccess, responder: responder, faults: faults, offload: offload)
+            .register(on: router)
         SubchunkRoutes(
             access: contentAccess,
             subchunks: SubchunkService(access: contentAccess, cutter: SubchunkCutter(metrics: metrics)),

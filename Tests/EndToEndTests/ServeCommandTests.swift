@@ -29,6 +29,29 @@ struct ServeCommandTests {
         }
     }
 
+    @Test(
+        "--offload and KIOSK_OFFLOAD hand admitted files to nginx",
+        arguments: [(["--offload", "nginx:/_kiosk/files"], [:]), ([], ["KIOSK_OFFLOAD": "nginx:/_kiosk/files"])]
+            as [([String], [String: String])])
+    func offload(arguments: [String], environment: [String: String]) async throws {
+        try await ServeProcess.with(arguments: arguments, environment: environment) { server in
+            let purchase = try await server.buy(TestServer.Sample.book)
+            let grant = try await server.grant(TestServer.Sample.book, receipt: purchase.receiptData)
+            let file = try #require(grant.files.first)
+            let answer = try await server.send("GET", file.url, headers: [("Authorization", "Bearer \(grant.token)")])
+            #expect(answer.status == 200 && answer.body.isEmpty)
+            let redirect = "/_kiosk/files-full/\(TestServer.Sample.book)/\(grant.contentVersion)/\(file.path)"
+            #expect(answer.header("X-Accel-Redirect") == redirect)
+        }
+    }
+
+    @Test func offloadAndFaultsTogetherStopTheServer() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-serve-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let message = try await failedStart(data: data, ["--offload", "nginx:/_kiosk/files", "--faults", "none"])
+        #expect(message.contains("--faults cannot be used with --offload"), "\(message)")
+    }
+
     /// Runs `kiosk serve` on the sample content with `data` as its data folder and `arguments`, expecting it to stop
     /// at start; returns what it printed on standard error.
     private func failedStart(data: URL, _ arguments: [String]) async throws -> String {

@@ -88,6 +88,9 @@ public struct ServerConfiguration: Sendable {
     public var faults: FaultProfile?
     /// The seed of the fault injector's random choices, for repeatable runs (random when nil).
     public var faultsSeed: UInt64?
+    /// Who sends the bytes of admitted content files: nil, the default, Kiosk itself; `nginx:PREFIX`, nginx in front
+    /// of Kiosk (see README, "Offloading downloads to nginx"). Refused with ``faults``.
+    public var offload: ContentOffload?
 
     /// A PEM file of the root certificate(s) signed transactions and notifications must chain to; nil trusts Apple
     /// Root CA - G3. (In sandbox mode the sandbox store's own root is trusted as well.)
@@ -169,6 +172,10 @@ public struct ServerConfiguration: Sendable {
         }
         if faultsSeed != nil, faults == nil {
             throw ServerConfigurationError("--faults-seed needs --faults.")
+        }
+        if faults != nil, offload != nil {
+            throw ServerConfigurationError(
+                "--faults cannot be used with --offload: nginx sends the files and cannot inject faults. Remove one.")
         }
         if faults != nil, store == .appstore {
             throw ServerConfigurationError(

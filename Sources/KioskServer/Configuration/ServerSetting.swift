@@ -246,6 +246,22 @@ extension ServerSetting.Parser where Value == FaultProfile {
     }
 }
 
+extension ServerSetting.Parser where Value == ContentOffload {
+    /// `nginx:PREFIX` (``ContentOffload/init(parsing:)``).
+    static var offload: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard let offload = ContentOffload(parsing: text) else {
+                    throw .init(
+                        expected: "nginx:PREFIX, PREFIX an absolute path of letters, digits, -._~ and / outside /v1 "
+                            + "and /sandbox, such as nginx:/_kiosk/files")
+                }
+                return offload
+            },
+            format: { $0.description })
+    }
+}
+
 extension ServerSetting {
     /// Every setting of `kiosk serve`, in the order of `--help`.
     public static let all: [ServerSetting] = [
@@ -318,6 +334,11 @@ extension ServerSetting {
         ServerSetting(
             "faults-seed", \.faultsSeed, .unsigned,
             help: "Seed of the fault injector's random choices, for repeatable runs.", unset: "random"),
+        ServerSetting(
+            "offload", \.offload, .offload,
+            help: "nginx:PREFIX: nginx in front sends admitted content files, from its internal location PREFIX "
+                + "(deploy/nginx/kiosk-offload.conf).",
+            unset: "off"),
         ServerSetting(
             "shared-secret", \.sharedSecret, .text, help: "The app-specific shared secret sent to verifyReceipt.",
             hasOption: false),

@@ -111,6 +111,12 @@ public final class ServerMetrics: Sendable {
         Counter(label: "kiosk_connection_timeouts_total", dimensions: [("reason", reason)], factory: factory).increment()
     }
 
+    /// Counts one content answer handed to nginx (`--offload`): `full` for a whole file, `range` for one range.
+    func recordOffload(location: String) {
+        Counter(label: "kiosk_content_offloaded_total", dimensions: [("location", location)], factory: factory)
+            .increment()
+    }
+
     /// Counts one injected fault.
     func recordFault(_ kind: FaultKind) {
         Counter(label: "kiosk_faults_injected_total", dimensions: [("kind", kind.rawValue)], factory: factory).increment()

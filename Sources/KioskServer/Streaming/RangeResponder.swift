@@ -42,6 +42,19 @@ struct RangeResponder: Sendable {
         var mayCorrupt: (@Sendable (Int64) -> Bool)?
         /// Sends the representation's bytes.
         var body: any RangedBody
+
+        /// The fields every answer carries (a 304 too): the validators, `Accept-Ranges`, `Cache-Control` and
+        /// ``extraHeaders``.
+        var headers: HTTPFields {
+            var headers: HTTPFields = [
+                .eTag: entityTagHeader,
+                .lastModified: lastModifiedHeader,
+                .acceptRanges: "bytes",
+                .cacheControl: "private",
+            ]
+            headers.append(contentsOf: extraHeaders)
+            return headers
+        }
     }
 
     /// The answer to `request` for `resource`: a response, or a thrown 412 or 416.
@@ -50,13 +63,7 @@ struct RangeResponder: Sendable {
     ) throws -> Response {
         let currentTime = now()
         var representation = resource.representation
-        var headers: HTTPFields = [
-            .eTag: resource.entityTagHeader,
-            .lastModified: resource.lastModifiedHeader,
-            .acceptRanges: "bytes",
-            .cacheControl: "private",
-        ]
-        headers.append(contentsOf: resource.extraHeaders)
+        var headers = resource.headers
         if let faults {
             faults.changeValidators(of: &representation, now: currentTime)
             headers[.eTag] = representation.entityTag.headerValue

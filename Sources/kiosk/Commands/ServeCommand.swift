@@ -40,6 +40,11 @@ struct ServeCommand: AsyncParsableCommand {
             "cut=65536;throttle=1MiB/s". With it, each content request may also ask for faults with the Kiosk-Fault \
             header or the fault query parameter. See the README, "Fault injection".
 
+            Offload (--offload nginx:PREFIX): nginx in front of Kiosk sends the content files Kiosk admits, from \
+            its internal location PREFIX; packs, subchunks and the answers Kiosk must give itself (HEAD, several \
+            ranges, 304, 412, 416, errors) stay with Kiosk. The nginx configuration is \
+            deploy/nginx/kiosk-offload.conf. Refused with --faults.
+
             Examples:
               kiosk serve
               kiosk serve --port 0 --content ./content --data /var/lib/kiosk
@@ -49,6 +54,7 @@ struct ServeCommand: AsyncParsableCommand {
               kiosk serve --host 0.0.0.0 --allow-public-sandbox   # a staging sandbox, on purpose
               kiosk serve --faults chaos:0.3 --faults-seed 42
               kiosk serve --faults none        # per-request faults only
+              kiosk serve --offload nginx:/_kiosk/files   # behind deploy/nginx/kiosk-offload.conf
             """
     )
 
@@ -76,6 +82,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-header-size"), help: help("max-header-size")) var maxHeaderSize: String?
     @Option(name: .customLong("faults"), help: help("faults")) var faults: String?
     @Option(name: .customLong("faults-seed"), help: help("faults-seed")) var faultsSeed: String?
+    @Option(name: .customLong("offload"), help: help("offload")) var offload: String?
     @Option(
         name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env: LOG_LEVEL)."
     )
@@ -100,7 +107,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("reload-interval", reloadInterval), ("apple-root-ca", appleRootCA), ("idle-timeout", idleTimeout),
             ("request-timeout", requestTimeout), ("send-timeout", sendTimeout), ("shutdown-grace", shutdownGrace),
             ("max-header-size", maxHeaderSize),
-            ("faults", faults), ("faults-seed", faultsSeed),
+            ("faults", faults), ("faults-seed", faultsSeed), ("offload", offload),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } })
     }

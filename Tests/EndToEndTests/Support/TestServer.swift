@@ -45,17 +45,20 @@ final class TestServer: LoopbackKioskServer {
         static let subscription = "com.example.kiosk.subscription.monthly"
     }
 
-    /// Starts a server. `content` replaces the sample catalog (it is copied); `configure` adjusts the configuration
-    /// after the test defaults (port 0, temporary folders, no periodic reload) are set; `logger` replaces the
-    /// default one (`critical` only, or `KIOSK_TEST_LOG`), for a test that reads the server's log.
+    /// Starts a server. `content` replaces the sample catalog (it is copied); `prepareContent` may change the copy
+    /// before the server reads it; `configure` adjusts the configuration after the test defaults (port 0, temporary
+    /// folders, no periodic reload) are set; `logger` replaces the default one (`critical` only, or
+    /// `KIOSK_TEST_LOG`), for a test that reads the server's log.
     static func start(
-        content: URL? = nil, logger: Logger? = nil, configure: (inout ServerConfiguration) -> Void = { _ in }
+        content: URL? = nil, prepareContent: (URL) throws -> Void = { _ in }, logger: Logger? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-e2e-\(UUID().uuidString)")
         let contentDirectory = root.appendingPathComponent("content")
         let dataDirectory = root.appendingPathComponent("data")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: content ?? sampleContent, to: contentDirectory)
+        try prepareContent(contentDirectory)
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.contentDirectory = contentDirectory
@@ -73,10 +76,11 @@ final class TestServer: LoopbackKioskServer {
     /// Runs `body` against a fresh server, and stops the server and removes its folders afterwards, whether `body`
     /// returns or throws.
     static func with<T>(
-        content: URL? = nil, logger: Logger? = nil, configure: (inout ServerConfiguration) -> Void = { _ in },
-        _ body: (TestServer) async throws -> T
+        content: URL? = nil, prepareContent: (URL) throws -> Void = { _ in }, logger: Logger? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (TestServer) async throws -> T
     ) async throws -> T {
-        try await start(content: content, logger: logger, configure: configure).serving(body)
+        try await start(content: content, prepareContent: prepareContent, logger: logger, configure: configure)
+            .serving(body)
     }
 
     /// Stops the server gracefully (``LiveKioskServer/stop()``) and removes its folders.

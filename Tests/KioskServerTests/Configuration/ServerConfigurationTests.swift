@@ -30,7 +30,7 @@ struct ServerConfigurationTests {
             "send-timeout": "7", "max-header-size": "4096", "shared-secret": "s", "grant-secret": "g",
             "grant-key-id": "k2", "grant-previous-keys": "k1:old", "max-installation-removals": "0",
             "installation-removal-window": "3600", "shutdown-grace": "8",
-            "database": "postgres://kiosk:pw@db.internal:5433/kiosk",
+            "database": "postgres://kiosk:pw@db.internal:5433/kiosk", "offload": "nginx:/_kiosk/files",
         ]
         // Faults are refused with the App Store: read below, with the sandbox store.
         #expect(Set(values.keys).union(["faults", "faults-seed"]) == Set(ServerSetting.all.map(\.name)))
@@ -68,6 +68,7 @@ struct ServerConfigurationTests {
             #expect(configuration.grantSecret == "g")
             #expect(configuration.grantKeyID == "k2")
             #expect(configuration.previousGrantKeys == "k1:old")
+            #expect(configuration.offload == .nginx(prefix: "/_kiosk/files"))
         }
         let faulty = try ServerConfiguration(options: ["faults": "chaos:0.5", "faults-seed": "42"], environment: [:])
         #expect(faulty.faults != nil && faulty.faultsSeed == 42)
@@ -101,6 +102,9 @@ struct ServerConfigurationTests {
             (["faults-seed": "1"], [:], "--faults"),
             (["grant-lifetime": "0"], [:], "--grant-lifetime"),
             ([:], ["KIOSK_ALLOW_PUBLIC_SANDBOX": "maybe"], "KIOSK_ALLOW_PUBLIC_SANDBOX"),
+            (["offload": "nginx:/_kiosk/files", "faults": "none"], [:], "--faults"),
+            (["offload": "apache:/files"], [:], "--offload"),
+            ([:], ["KIOSK_OFFLOAD": "nginx:/v1/files"], "KIOSK_OFFLOAD"),
         ] as [([String: String], [String: String], String)])
     func aBadValueNamesWhereItCameFrom(options: [String: String], environment: [String: String], source: String) {
         #expect {

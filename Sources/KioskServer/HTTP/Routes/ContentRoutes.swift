@@ -6,7 +6,8 @@ import NIOCore
 
 /// `GET`/`HEAD /v1/content/<product_id>/<content_version>/<path>`: the grant-gated file server. The request is
 /// decoded here and admitted by ``ContentAccess``; ``RangeResponder`` answers it with RFC 9110's preconditions and
-/// range semantics, with the injected faults of ``FaultInjector`` when the operator enabled them.
+/// range semantics, with the injected faults of ``FaultInjector`` when the operator enabled them, unless
+/// ``NginxOffload`` hands the file to nginx.
 struct ContentRoutes {
     /// Admits a request: the token's claims and the file they open.
     let access: ContentAccess
@@ -14,6 +15,8 @@ struct ContentRoutes {
     let responder: RangeResponder
     /// Injects faults into content responses; nil unless the operator enabled fault injection.
     let faults: FaultInjector?
+    /// Hands admitted files to nginx (`--offload nginx:PREFIX`); nil when Kiosk sends every file itself.
+    let offload: NginxOffload?
 
     private static let reprDigest = HTTPField.Name("Repr-Digest")!
 
@@ -41,6 +44,17 @@ struct ContentRoutes {
         context.logger.debug(
             "content request",
             metadata: ["path": "\(request.uri.path)", "range": "\(request.headers[.range] ?? "none")"])
+        let resource = RangeResponder.Resource(
+            representation: file.representation, entityTagHeader: file.entityTagHeader,
+            lastModifiedHeader: file.lastModifiedHeader, extraHeaders: [Self.reprDigest: file.representationDigest],
+            contentType: file.contentType, noun: "file", answersMultipleRanges: true,
+            body: responder.fileBody(file, channel: context.channel))
+        if let offload {
+            try offload.refuseFaults(in: request)
+            if let redirect = offload.redirect(request, isHead: isHead, resource: resource, path: path) {
+                return redirect
+            }
+        }
         let responseFaults = faults.flatMap { injector in
             ResponseFaults(
                 injector: injector, requested: requestedFaults,
@@ -48,11 +62,6 @@ struct ContentRoutes {
                 metrics: responder.metrics, logger: context.logger)
         }
         if let status = try await responseFaults?.beforeResponse() { return status }
-        let resource = RangeResponder.Resource(
-            representation: file.representation, entityTagHeader: file.entityTagHeader,
-            lastModifiedHeader: file.lastModifiedHeader, extraHeaders: [Self.reprDigest: file.representationDigest],
-            contentType: file.contentType, noun: "file", answersMultipleRanges: true,
-            body: responder.fileBody(file, channel: context.channel))
         return try responder.respond(
             to: request, isHead: isHead, resource: resource, faults: responseFaults, channel: context.channel)
     }
