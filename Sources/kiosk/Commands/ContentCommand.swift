@@ -199,18 +199,23 @@ struct ContentCommand: AsyncParsableCommand {
                 do {
                     let report = try await push.push(product)
                     total.add(report)
-                    print(
-                        "\(name): \(report.pushed) uploaded (\(ByteCountText.file(report.pushedBytes))), "
-                            + "\(report.skipped) already there (\(ByteCountText.file(report.skippedBytes)))")
+                    print("\(name): \(Self.summary(report))")
                 } catch {
                     failed = true
                     FileHandle.standardError.write(Data("error: \(name): \(error)\n".utf8))
                 }
             }
-            print(
-                "\(total.pushed) uploaded (\(ByteCountText.file(total.pushedBytes))), \(total.skipped) already there "
-                    + "(\(ByteCountText.file(total.skippedBytes))) to \(bucket)")
+            print("\(Self.summary(total)), in \(bucket)")
             if failed { throw ExitCode(1) }
+        }
+
+        /// "3 (1.2 MB) uploaded, 0 already there".
+        static func summary(_ report: ContentPush.Report) -> String {
+            func amount(_ count: Int, _ bytes: Int64) -> String {
+                count == 0 ? "0" : "\(count) (\(ByteCountText.file(bytes)))"
+            }
+            return "\(amount(report.pushed, report.pushedBytes)) uploaded, "
+                + "\(amount(report.skipped, report.skippedBytes)) already there"
         }
     }
 }

@@ -49,11 +49,11 @@ enum ChildProcess {
     /// memory passes `memoryCap` bytes or when it runs longer than `timeLimit`. With `interruptWhen`, the child gets
     /// one `SIGINT` (Ctrl-C) as soon as its standard error so far satisfies it. With `killWhen`, it gets
     /// `killSignal` (by default `SIGKILL`, `kill -9`; not counted as a limit) as soon as `killWhen` is true; both are
-    /// polled every 5 ms.
+    /// polled every 5 ms. The child's environment is this process's with `environment` over it.
     static func runKiosk(
         _ arguments: [String], input: Data = Data(), memoryCap: Int = 1 << 30,
         timeLimit: Duration = .seconds(120), interruptWhen: (@Sendable (String) -> Bool)? = nil,
-        killWhen: (@Sendable () -> Bool)? = nil, killSignal: Int32 = SIGKILL
+        killWhen: (@Sendable () -> Bool)? = nil, killSignal: Int32 = SIGKILL, environment: [String: String] = [:]
     ) async throws -> Outcome {
         let executable = try kioskExecutable
         return try await withCheckedThrowingContinuation { continuation in
@@ -62,7 +62,8 @@ enum ChildProcess {
                     with: Result {
                         try run(
                             executable, arguments, input: input, memoryCap: memoryCap, timeLimit: timeLimit,
-                            interruptWhen: interruptWhen, killWhen: killWhen, killSignal: killSignal)
+                            interruptWhen: interruptWhen, killWhen: killWhen, killSignal: killSignal,
+                            environment: environment)
                     })
             }
             thread.start()
@@ -72,7 +73,7 @@ enum ChildProcess {
     private static func run(
         _ executable: URL, _ arguments: [String], input: Data, memoryCap: Int,
         timeLimit: Duration, interruptWhen: (@Sendable (String) -> Bool)?, killWhen: (@Sendable () -> Bool)?,
-        killSignal: Int32
+        killSignal: Int32, environment: [String: String]
     ) throws -> Outcome {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-child-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -94,8 +95,12 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 2, stderrURL.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        // This process's environment with `environment` over it.
+        let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
         guard spawned == 0 else { throw RawHTTP.Failure(description: "posix_spawn failed: \(spawned)") }
 
         // Peak memory is the child's own high-water mark (VmHWM), sampled every 5 ms until it exits. Not
