@@ -8,14 +8,17 @@
 #   2. builds `kiosk` in release into .build-release (skipped when KIOSK_BIN points at a built binary);
 #   3. makes a temporary content folder: bench.big (1 GiB) and bench.mid (50 MiB) of random bytes;
 #   4. starts `kiosk serve --port 0`, buys both products in the sandbox store and gets download grants;
-#   5. starts nginx (own config: worker_processes auto, sendfile on) serving the same files at the same paths;
+#   5. starts nginx (own config: worker_processes auto, sendfile on) serving the same files at the same paths, and
+#      "offload": a second Kiosk (`--offload nginx:/_kiosk/files`, the same grant secret) behind a second nginx
+#      configured by deploy/nginx/kiosk-offload.conf itself, so Kiosk admits each request and nginx sends the bytes;
 #   6. measures with the same client for both servers:
 #        a. one client, curl -o /dev/null of the 1 GiB file, median of BENCH_CURL_RUNS runs;
 #        b. wrk -t2 -c64 on the 50 MiB file (full 200 responses);
 #        c. wrk -t2 -c64 on the 50 MiB file with Range: bytes=<random offset>- (206, mean 25 MiB);
 #        d. wrk -t2 -c64 on the 1 GiB file with 1 MiB ranges at random offsets (206, per-request overhead);
 #      while sampling Kiosk's VmRSS every 0.5 s; VmHWM is read at the end;
-#   7. prints a table (and writes bench-out/server.md) with Kiosk/nginx ratios and PASS/MISS against the targets:
+#   7. prints a table (and writes bench-out/server.md) with Kiosk/nginx and offload/nginx ratios and PASS/MISS
+#      against the targets:
 #      ≥ 0.8× nginx with 64 clients (≥ 0.9× for the 1 MiB ranges of d), Kiosk peak RSS < 128 MiB;
 #   8. kills both servers and removes its temporary files on exit.
 #
@@ -67,6 +70,8 @@ make_product "$MID_ID" mid.bin "$MID_MIB" "Benchmark mid file"
 
 # ------------------------------------------------------------------------------------------------ 4. Kiosk
 log "starting kiosk (it hashes the content first)"
+# One grant secret for both Kiosks: a token of the first opens the files at the offloading one.
+export KIOSK_GRANT_SECRET="bench-$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 start_kiosk
 case "$KIOSK_BASE" in http://127.0.0.1:*) ;; *) die "kiosk is not on loopback: $KIOSK_BASE" ;; esac
 grant "$BIG_ID"
@@ -82,6 +87,58 @@ for id in "$BIG_ID" "$MID_ID"; do
 done
 start_nginx "$WORK_DIR/nginx-root"
 
+# "offload": a second Kiosk with --offload behind nginx configured by the shipped deploy/nginx/kiosk-offload.conf.
+OFFLOAD_DIR="$WORK_DIR/offload"
+mkdir -p "$OFFLOAD_DIR/data" "$OFFLOAD_DIR/tmp"
+OFFLOAD_KIOSK_PORT="$(free_port)"
+"$KIOSK_BIN" serve --host 127.0.0.1 --port "$OFFLOAD_KIOSK_PORT" --content "$CONTENT_DIR" --data "$OFFLOAD_DIR/data" \
+    --reload-interval 0 --log-level warning --offload nginx:/_kiosk/files >"$OFFLOAD_DIR/kiosk.out" 2>&1 &
+OFFLOAD_KIOSK_PID=$!
+EXTRA_PIDS+=("$OFFLOAD_KIOSK_PID")
+OFFLOAD_PORT="$(free_port)"
+sed -e "s|@LISTEN@|127.0.0.1:$OFFLOAD_PORT|" -e "s|@KIOSK@|127.0.0.1:$OFFLOAD_KIOSK_PORT|" \
+    -e "s|@CONTENT@|$CONTENT_DIR|" "$REPO_ROOT/deploy/nginx/kiosk-offload.conf" >"$OFFLOAD_DIR/kiosk-offload.conf"
+cat >"$OFFLOAD_DIR/nginx.conf" <<CONF
+worker_processes auto;
+daemon off;
+pid $OFFLOAD_DIR/nginx.pid;
+error_log $OFFLOAD_DIR/error.log warn;
+events { worker_connections 1024; }
+http {
+    sendfile on;
+    tcp_nopush on;
+    access_log off;
+    keepalive_requests 100000;
+    keepalive_timeout 60s;
+    client_body_temp_path $OFFLOAD_DIR/tmp/body;
+    proxy_temp_path $OFFLOAD_DIR/tmp/proxy;
+    fastcgi_temp_path $OFFLOAD_DIR/tmp/fastcgi;
+    uwsgi_temp_path $OFFLOAD_DIR/tmp/uwsgi;
+    scgi_temp_path $OFFLOAD_DIR/tmp/scgi;
+    include $OFFLOAD_DIR/kiosk-offload.conf;
+}
+CONF
+"$NGINX_BIN" -e "$OFFLOAD_DIR/error.log" -p "$OFFLOAD_DIR" -c "$OFFLOAD_DIR/nginx.conf" &
+OFFLOAD_NGINX_PID=$!
+EXTRA_PIDS+=("$OFFLOAD_NGINX_PID")
+OFFLOAD_BASE="http://127.0.0.1:$OFFLOAD_PORT"
+for _ in $(seq 1 600); do
+    [[ "$(curl -s -o /dev/null -w '%{http_code}' "$OFFLOAD_BASE/healthz")" == 200 ]] && break
+    kill -0 "$OFFLOAD_NGINX_PID" 2>/dev/null || { cat "$OFFLOAD_DIR/error.log" >&2; die "offload nginx exited"; }
+    sleep 0.1
+done
+[[ "$(curl -s -o /dev/null -w '%{http_code}' "$OFFLOAD_BASE/healthz")" == 200 ]] || die "offload Kiosk not ready"
+log "offload: Kiosk --offload on 127.0.0.1:$OFFLOAD_KIOSK_PORT behind nginx on $OFFLOAD_BASE"
+
+# base_of server — the URL base of kiosk, offload or nginx.
+base_of() {
+    case "$1" in
+    kiosk) echo "$KIOSK_BASE" ;;
+    offload) echo "$OFFLOAD_BASE" ;;
+    nginx) echo "$NGINX_BASE" ;;
+    esac
+}
+
 # Both servers must answer the same bytes before anything is measured.
 check() { # base path expect-size [range]
     local args=(-g -s -o /dev/null -w '%{http_code} %{size_download}')
@@ -89,7 +146,7 @@ check() { # base path expect-size [range]
     local got; got="$(curl "${args[@]}" "$1$2")"
     [[ "$got" == "$3" ]] || die "$1$2 ${4:-} answered '$got', expected '$3'"
 }
-for base in "$KIOSK_BASE" "$NGINX_BASE"; do
+for base in "$KIOSK_BASE" "$OFFLOAD_BASE" "$NGINX_BASE"; do
     check "$base" "$MID_PATH" "200 $MID_SIZE"
     check "$base" "$BIG_PATH" "200 $BIG_SIZE"
     check "$base" "$MID_PATH" "206 $((MID_SIZE - 1000))" "bytes=1000-"
@@ -97,7 +154,11 @@ for base in "$KIOSK_BASE" "$NGINX_BASE"; do
 done
 cmp <(curl -gs -r 12345-1012344 "$KIOSK_BASE$BIG_PATH") <(curl -gs -r 12345-1012344 "$NGINX_BASE$BIG_PATH") ||
     die "kiosk and nginx answered different bytes"
-log "both servers answer identical content (page cache is now warm)"
+cmp <(curl -gs -r 12345-1012344 "$OFFLOAD_BASE$BIG_PATH") <(curl -gs -r 12345-1012344 "$NGINX_BASE$BIG_PATH") ||
+    die "the offload and nginx answered different bytes"
+[[ "$(curl -gs -o /dev/null -D - "$OFFLOAD_BASE$BIG_PATH" | grep -ci '^etag: "')" == 1 ]] ||
+    die "the offload answer lost Kiosk's ETag"
+log "the three servers answer identical content (page cache is now warm)"
 
 # ------------------------------------------------------------------------------------------------ 6. measure
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -129,10 +190,10 @@ declare -A RSS_PEAK
 # a. one client, whole 1 GiB file, curl.
 log "scenario a: 1 client, curl, ${BIG_MIB} MiB file, $CURL_RUNS runs per server"
 mark="$(rss_mark)"
-for server in kiosk nginx; do : >"$WORK_DIR/curl.$server"; done
+for server in kiosk offload nginx; do : >"$WORK_DIR/curl.$server"; done
 for run in $(seq 1 "$CURL_RUNS"); do
-    for server in kiosk nginx; do   # interleaved, so drift affects both alike
-        base="$KIOSK_BASE"; [[ $server == nginx ]] && base="$NGINX_BASE"
+    for server in kiosk offload nginx; do   # interleaved, so drift affects all alike
+        base="$(base_of "$server")"
         out="$(curl -g -s -o /dev/null -w '%{http_code} %{size_download} %{speed_download}' "$base$BIG_PATH")"
         read -r code size speed <<<"$out"
         [[ "$code" == 200 && "$size" == "$BIG_SIZE" ]] || die "curl $server: $out"
@@ -141,7 +202,7 @@ for run in $(seq 1 "$CURL_RUNS"); do
         log "  run $run $server: $mibs MiB/s"
     done
 done
-for server in kiosk nginx; do
+for server in kiosk offload nginx; do
     RES[a,$server,mibs]="$(median <"$WORK_DIR/curl.$server")"
     RES[a,$server,rps]="-"
     RES[a,$server,runs]="$(paste -sd' ' "$WORK_DIR/curl.$server")"
@@ -149,14 +210,18 @@ done
 sleep 1
 RSS_PEAK[a]="$(rss_max_since "$mark")"
 
-# CPU time (user + system, ms) of a server's processes: Kiosk's pid, or nginx's master and workers. Under a busy
-# machine the throughput figures swing; CPU per GiB served is the steadier measure of efficiency.
+# CPU time (user + system, ms) of a server's processes: Kiosk's pid, nginx's master and workers, or for the offload
+# both (its Kiosk and its nginx). Under a busy machine the throughput figures swing; CPU per GiB served is the
+# steadier measure of efficiency.
+nginx_pids() { # master pid — it and its workers
+    echo "$1 $(cat "/proc/$1/task/$1/children" 2>/dev/null || pgrep -P "$1" 2>/dev/null | tr '\n' ' ' || true)"
+}
 cpu_ms() { # server
     local pids="$KIOSK_PID"
-    if [[ $1 == nginx ]]; then
-        pids="$NGINX_PID $(cat "/proc/$NGINX_PID/task/$NGINX_PID/children" 2>/dev/null ||
-            pgrep -P "$NGINX_PID" 2>/dev/null | tr '\n' ' ' || true)"
-    fi
+    case "$1" in
+    nginx) pids="$(nginx_pids "$NGINX_PID")" ;;
+    offload) pids="$OFFLOAD_KIOSK_PID $(nginx_pids "$OFFLOAD_NGINX_PID")" ;;
+    esac
     local total=0 pid t
     for pid in $pids; do
         t="$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)"
@@ -167,8 +232,8 @@ cpu_ms() { # server
 CLK_TCK="$(getconf CLK_TCK)"
 
 run_wrk() { # scenario server path mode size
-    local scenario=$1 server=$2 path=$3 mode=$4 size=$5 base="$KIOSK_BASE"
-    [[ $server == nginx ]] && base="$NGINX_BASE"
+    local scenario=$1 server=$2 path=$3 mode=$4 size=$5 base
+    base="$(base_of "$server")"
     local out="$WORK_DIR/wrk.$scenario.$server"
     local cpu_before; cpu_before="$(cpu_ms "$server")"
     BENCH_RANGE_MODE="$mode" BENCH_FILE_SIZE="$size" BENCH_RANGE_LENGTH="$RANGE_LENGTH" BENCH_SEED=42 \
@@ -196,6 +261,7 @@ wrk_scenario() { # scenario title path mode size
     run_wrk "$1" kiosk "$3" "$4" "$5"
     sleep 1
     RSS_PEAK[$1]="$(rss_max_since "$mark")"
+    run_wrk "$1" offload "$3" "$4" "$5"
     run_wrk "$1" nginx "$3" "$4" "$5"
 }
 wrk_scenario b "wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s, full ${MID_MIB} MiB file" "$MID_PATH" none "$MID_SIZE"
@@ -222,21 +288,25 @@ RSS_VERDICT="$(awk -v k="$PEAK_KIB" -v t="$RSS_TARGET_MIB" 'BEGIN {print (k / 10
 rows=()
 for s in a b c d; do
     k="${RES[$s,kiosk,mibs]}"; n="${RES[$s,nginx,mibs]}"; r="$(ratio "$k" "$n")"
+    o="${RES[$s,offload,mibs]}"; ro="$(ratio "$o" "$n")"
     goal="$RATIO_TARGET"; [[ $s == d ]] && goal="$SHORT_RANGE_TARGET"
     if [[ $s == a ]]; then target="(info)"; v="-"; else target="≥ ${goal}×"; v="$(verdict "$r" "$goal")"; fi
-    rows+=("${TITLE[$s]}|$k|$n|$r|${RES[$s,kiosk,rps]}|${RES[$s,nginx,rps]}|${RES[$s,kiosk,cpu]:--}|${RES[$s,nginx,cpu]:--}|$(kib_to_mib "${RSS_PEAK[$s]}")|$target|$v")
+    rows+=("${TITLE[$s]}|$k|$o|$n|$r|$ro|${RES[$s,kiosk,rps]}|${RES[$s,nginx,rps]}|${RES[$s,kiosk,cpu]:--}|${RES[$s,offload,cpu]:--}|${RES[$s,nginx,cpu]:--}|$(kib_to_mib "${RSS_PEAK[$s]}")|$target|$v")
 done
 
 print_table() {
-    printf '\n%s\n' "Kiosk vs nginx — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs${LABEL:+, $LABEL}"
-    printf '%-44s %10s %10s %7s %9s %9s %9s %9s %9s %8s %6s\n' "scenario" "Kiosk" "nginx" "ratio" "Kiosk" "nginx" "Kiosk CPU" "nginx CPU" "Kiosk" "target" ""
-    printf '%-44s %10s %10s %7s %9s %9s %9s %9s %9s %8s %6s\n' "" "MiB/s" "MiB/s" "K/n" "req/s" "req/s" "ms/GiB" "ms/GiB" "RSS MiB" "" ""
+    printf '\n%s\n' "Kiosk, Kiosk offloading to nginx, and nginx — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs${LABEL:+, $LABEL}"
+    local format='%-44s %8s %8s %8s %6s %6s %8s %8s %8s %8s %8s %8s %8s %6s\n'
+    printf "$format" "scenario" "Kiosk" "offload" "nginx" "ratio" "ratio" "Kiosk" "nginx" "Kiosk" "offload" "nginx" \
+        "Kiosk" "target" ""
+    printf "$format" "" "MiB/s" "MiB/s" "MiB/s" "K/n" "o/n" "req/s" "req/s" "CPU/GiB" "CPU/GiB" "CPU/GiB" "RSS MiB" \
+        "" ""
     local row
     for row in "${rows[@]}"; do
-        IFS='|' read -r t k n r kr nr kc nc rss tg v <<<"$row"
-        printf '%-44s %10s %10s %7s %9s %9s %9s %9s %9s %8s %6s\n' "$t" "$k" "$n" "$r" "$kr" "$nr" "$kc" "$nc" "$rss" "$tg" "$v"
+        IFS='|' read -r t k o n r ro kr nr kc oc nc rss tg v <<<"$row"
+        printf "$format" "$t" "$k" "$o" "$n" "$r" "$ro" "$kr" "$nr" "$kc" "$oc" "$nc" "$rss" "$tg" "$v"
     done
-    printf '%-44s %10s %69s %8s %6s\n' "Kiosk peak RSS during the runs (MiB)" "$(kib_to_mib "$PEAK_KIB")" \
+    printf '%-44s %8s %98s %8s %6s\n' "Kiosk peak RSS during the runs (MiB)" "$(kib_to_mib "$PEAK_KIB")" \
         "" "< ${RSS_TARGET_MIB}" "$RSS_VERDICT"
     printf '  (VmHWM after runs: %s MiB, reset before runs: %s; max sampled VmRSS: %s MiB; idle RSS: %s MiB; VmHWM incl. startup hashing: %s MiB)\n\n' \
         "$(kib_to_mib "$HWM_BENCH_KIB")" "$HWM_RESET" "$(kib_to_mib "$SAMPLED_MAX_KIB")" \
@@ -253,18 +323,18 @@ swift_version="$(command -v swift >/dev/null && swift --version 2>&1 | head -1 |
     echo
     echo "Run $(date -u '+%Y-%m-%d %H:%M UTC')${LABEL:+ — $LABEL}, by \`scripts/bench-server.sh\`."
     echo
-    echo "| scenario | Kiosk MiB/s | nginx MiB/s | Kiosk/nginx | Kiosk req/s | nginx req/s | Kiosk CPU ms/GiB | nginx CPU ms/GiB | Kiosk peak RSS MiB | target | result |"
-    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+    echo "| scenario | Kiosk MiB/s | offload MiB/s | nginx MiB/s | Kiosk/nginx | offload/nginx | Kiosk req/s | nginx req/s | Kiosk CPU ms/GiB | offload CPU ms/GiB | nginx CPU ms/GiB | Kiosk peak RSS MiB | target | result |"
+    echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
     for row in "${rows[@]}"; do
-        IFS='|' read -r t k n r kr nr kc nc rss tg v <<<"$row"
-        echo "| $t | $k | $n | $r | $kr | $nr | $kc | $nc | $rss | $tg | $v |"
+        IFS='|' read -r t k o n r ro kr nr kc oc nc rss tg v <<<"$row"
+        echo "| $t | $k | $o | $n | $r | $ro | $kr | $nr | $kc | $oc | $nc | $rss | $tg | $v |"
     done
-    echo "| **Kiosk peak RSS during all runs** | | | | | | | | **$(kib_to_mib "$PEAK_KIB")** | < $RSS_TARGET_MIB MiB | $RSS_VERDICT |"
+    echo "| **Kiosk peak RSS during all runs** | | | | | | | | | | | **$(kib_to_mib "$PEAK_KIB")** | < $RSS_TARGET_MIB MiB | $RSS_VERDICT |"
     echo
     echo "- Kiosk VmHWM after the runs: $(kib_to_mib "$HWM_BENCH_KIB") MiB (peak reset via \`clear_refs\` before the runs: $HWM_RESET);" \
         "max VmRSS sampled every 0.5 s: $(kib_to_mib "$SAMPLED_MAX_KIB") MiB; idle RSS before the runs: $(kib_to_mib "$RSS_IDLE_KIB") MiB;" \
         "VmHWM including startup (hashing the content): $(kib_to_mib "$HWM_STARTUP_KIB") MiB."
-    echo "- Single-client runs (MiB/s): Kiosk ${RES[a,kiosk,runs]}; nginx ${RES[a,nginx,runs]}."
+    echo "- Single-client runs (MiB/s): Kiosk ${RES[a,kiosk,runs]}; offload ${RES[a,offload,runs]}; nginx ${RES[a,nginx,runs]}."
     for s in b c d; do
         echo "- ${TITLE[$s]}: wrk Transfer/sec Kiosk ${RES[$s,kiosk,transfer]}, nginx ${RES[$s,nginx,transfer]};" \
             "latency p50/p99 Kiosk ${RES[$s,kiosk,p50]}/${RES[$s,kiosk,p99]} ms, nginx ${RES[$s,nginx,p50]}/${RES[$s,nginx,p99]} ms;" \
@@ -293,6 +363,10 @@ swift_version="$(command -v swift >/dev/null && swift --version 2>&1 | head -1 |
         "request also pays token verification and a \`stat\` of the file."
     echo "- nginx: Debian's package, own config — \`worker_processes auto\`, \`sendfile on\`, \`tcp_nopush on\`, \`access_log off\`," \
         "serving the same files at the same URL paths (the query string is ignored)."
+    echo "- offload: a second Kiosk (\`--offload nginx:/_kiosk/files\`, the same grant secret) behind a second nginx" \
+        "configured by \`deploy/nginx/kiosk-offload.conf\` (placeholders replaced, same http settings as the plain" \
+        "nginx): every request goes through nginx to Kiosk, which checks the token and the range and answers" \
+        "\`X-Accel-Redirect\`; nginx sends the file. Its CPU is both processes'."
     echo "- Both on 127.0.0.1 on the same machine as the load generator (which competes for the same $(nproc) CPUs)."
     echo "- a: \`curl -o /dev/null\` of the whole file, $CURL_RUNS runs per server interleaved, median of \`speed_download\`."
     echo "- b–d: \`wrk -t$THREADS -c$CONNECTIONS -d${DURATION}s --timeout 60s\` with \`scripts/bench/wrk-stats.lua\`; MiB/s = bytes received" \
