@@ -89,7 +89,7 @@ start_nginx "$WORK_DIR/nginx-root"
 
 # "offload": a second Kiosk with --offload behind nginx configured by the shipped deploy/nginx/kiosk-offload.conf.
 OFFLOAD_DIR="$WORK_DIR/offload"
-mkdir -p "$OFFLOAD_DIR/data" "$OFFLOAD_DIR/tmp"
+mkdir -p "$OFFLOAD_DIR/data"
 OFFLOAD_KIOSK_PORT="$(free_port)"
 "$KIOSK_BIN" serve --host 127.0.0.1 --port "$OFFLOAD_KIOSK_PORT" --content "$CONTENT_DIR" --data "$OFFLOAD_DIR/data" \
     --reload-interval 0 --log-level warning --offload nginx:/_kiosk/files >"$OFFLOAD_DIR/kiosk.out" 2>&1 &
@@ -98,26 +98,7 @@ EXTRA_PIDS+=("$OFFLOAD_KIOSK_PID")
 OFFLOAD_PORT="$(free_port)"
 sed -e "s|@LISTEN@|127.0.0.1:$OFFLOAD_PORT|" -e "s|@KIOSK@|127.0.0.1:$OFFLOAD_KIOSK_PORT|" \
     -e "s|@CONTENT@|$CONTENT_DIR|" "$REPO_ROOT/deploy/nginx/kiosk-offload.conf" >"$OFFLOAD_DIR/kiosk-offload.conf"
-cat >"$OFFLOAD_DIR/nginx.conf" <<CONF
-worker_processes auto;
-daemon off;
-pid $OFFLOAD_DIR/nginx.pid;
-error_log $OFFLOAD_DIR/error.log warn;
-events { worker_connections 1024; }
-http {
-    sendfile on;
-    tcp_nopush on;
-    access_log off;
-    keepalive_requests 100000;
-    keepalive_timeout 60s;
-    client_body_temp_path $OFFLOAD_DIR/tmp/body;
-    proxy_temp_path $OFFLOAD_DIR/tmp/proxy;
-    fastcgi_temp_path $OFFLOAD_DIR/tmp/fastcgi;
-    uwsgi_temp_path $OFFLOAD_DIR/tmp/uwsgi;
-    scgi_temp_path $OFFLOAD_DIR/tmp/scgi;
-    include $OFFLOAD_DIR/kiosk-offload.conf;
-}
-CONF
+write_nginx_conf "$OFFLOAD_DIR" "include $OFFLOAD_DIR/kiosk-offload.conf;"
 "$NGINX_BIN" -e "$OFFLOAD_DIR/error.log" -p "$OFFLOAD_DIR" -c "$OFFLOAD_DIR/nginx.conf" &
 OFFLOAD_NGINX_PID=$!
 EXTRA_PIDS+=("$OFFLOAD_NGINX_PID")

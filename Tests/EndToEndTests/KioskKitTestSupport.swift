@@ -186,8 +186,13 @@ final class WritePace: Sendable {
         state = Mutex(State(seconds: seconds, slowing: slowing))
     }
 
-    /// The wait from now on.
-    func set(_ value: TimeInterval) { state.withLock { $0.seconds = value } }
+    /// The wait from now on; a slowing still to come no longer applies.
+    func set(_ value: TimeInterval) {
+        state.withLock { state in
+            state.seconds = value
+            state.slowing = nil
+        }
+    }
 
     /// Waits the current delay before a block of `count` bytes (on the writing thread: never Swift's pool).
     func wait(writing count: Int) {

@@ -1,5 +1,7 @@
+import Foundation
 import KioskServer
 import Logging
+import Synchronization
 
 /// A ``KioskHTTPServer`` serving on an ephemeral loopback port in this process, on threads of its own
 /// (``DedicatedExecutor``), so that it accepts and answers whatever the other suites give Swift's pool: the one
@@ -48,18 +50,38 @@ package final class LiveKioskServer: Sendable {
     /// Stops the server gracefully. A graceful shutdown rather than a cancellation: cancelling the serving task can
     /// drop accepted connections not yet served, which traps in SwiftNIO (`Deinited NIOAsyncWriter without calling
     /// finish()`). A response still in flight after ``stopDeadline`` (a stalled body, say) is cut by cancelling the
-    /// server.
+    /// server. A server still running ``stopDeadline`` after that is left behind, said on standard error: a test run
+    /// that never ends (CI waits for it until its time limit) would hide which server hung.
     package func stop() async {
         await shutdown.trigger()
-        let task = self.task
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { _ = try? await task.value }
-            group.addTask {
-                try? await Task.sleep(for: Self.stopDeadline)  // cancelled when the server ends first
-                if !Task.isCancelled { task.cancel() }
+        guard await !Self.finishes(task, within: Self.stopDeadline) else { return }
+        task.cancel()
+        guard await !Self.finishes(task, within: Self.stopDeadline) else { return }
+        FileHandle.standardError.write(
+            Data(
+                ("LiveKioskServer: the server on port \(port) (database \(server.configuration.databaseURL)) did not "
+                    + "stop within \(Self.stopDeadline * 2) of its shutdown; left running\n").utf8))
+    }
+
+    /// Whether `task` ends within `limit`. Waits without a task group, which would wait for a task that never ends.
+    private static func finishes(_ task: Task<Void, any Error>, within limit: Duration) async -> Bool {
+        let answered = Mutex(false)
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let answer: @Sendable (Bool) -> Void = { finished in
+                let first = answered.withLock { answered in
+                    defer { answered = true }
+                    return !answered
+                }
+                if first { continuation.resume(returning: finished) }
             }
-            await group.next()
-            group.cancelAll()
+            Task {
+                _ = try? await task.value
+                answer(true)
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                answer(false)
+            }
         }
     }
 }

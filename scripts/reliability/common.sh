@@ -176,20 +176,15 @@ free_port() {
     die "no free port found"
 }
 
-# start_nginx root [http-directives] — Debian's nginx (sendfile on, no access log, its own config and pid file)
-# serving the folder `root` on 127.0.0.1; sets NGINX_PID, NGINX_BASE and NGINX_BIN. Its workers run as nobody, so
-# the work folder is made readable to all.
-start_nginx() {
-    local dir="$WORK_DIR/nginx" port
-    NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
-    mkdir -p "$dir/tmp"
-    chmod -R a+rX "$WORK_DIR"
-    port="$(free_port)"
-    cat >"$dir/nginx.conf" <<CONF
+# write_nginx_conf dir http-body — writes dir/nginx.conf: Debian's nginx in the foreground with its pid, logs and temp
+# folders in `dir`, sendfile on, no access log, and `http-body` (server blocks, includes) inside its http block.
+write_nginx_conf() {
+    mkdir -p "$1/tmp"
+    cat >"$1/nginx.conf" <<CONF
 worker_processes auto;
 daemon off;
-pid $dir/nginx.pid;
-error_log $dir/error.log warn;
+pid $1/nginx.pid;
+error_log $1/error.log warn;
 events { worker_connections 1024; }
 http {
     sendfile on;
@@ -197,19 +192,29 @@ http {
     access_log off;
     keepalive_requests 100000;
     keepalive_timeout 60s;
-    client_body_temp_path $dir/tmp/body;
-    proxy_temp_path $dir/tmp/proxy;
-    fastcgi_temp_path $dir/tmp/fastcgi;
-    uwsgi_temp_path $dir/tmp/uwsgi;
-    scgi_temp_path $dir/tmp/scgi;
+    client_body_temp_path $1/tmp/body;
+    proxy_temp_path $1/tmp/proxy;
+    fastcgi_temp_path $1/tmp/fastcgi;
+    uwsgi_temp_path $1/tmp/uwsgi;
+    scgi_temp_path $1/tmp/scgi;
     default_type application/octet-stream;
-    ${2:-}
+    $2
+}
+CONF
+}
+
+# start_nginx root [http-directives] — Debian's nginx (write_nginx_conf) serving the folder `root` on 127.0.0.1;
+# sets NGINX_PID, NGINX_BASE and NGINX_BIN. Its workers run as nobody, so the work folder is made readable to all.
+start_nginx() {
+    local dir="$WORK_DIR/nginx" port
+    NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
+    chmod -R a+rX "$WORK_DIR"
+    port="$(free_port)"
+    write_nginx_conf "$dir" "${2:-}
     server {
         listen 127.0.0.1:$port;
         root $1;
-    }
-}
-CONF
+    }"
     log "starting nginx on 127.0.0.1:$port"
     "$NGINX_BIN" -e "$dir/error.log" -p "$dir" -c "$dir/nginx.conf" &
     NGINX_PID=$!
