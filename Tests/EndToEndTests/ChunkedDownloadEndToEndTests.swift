@@ -277,4 +277,14 @@ extension KioskKitTestSupport {
         }
         return kept
     }
+
+    /// How many chunks in flight the journal under `root` records a non-empty prefix of (how far they had arrived),
+    /// over every file of the download of `productID`.
+    static func journaledChunkPrefixes(root: URL, productID: String) -> Int {
+        let journal = Journal(layout: CacheLayout(root: root))
+        guard let snapshot = journal.read(journal.url).map({ journal.replayingLog(onto: $0) }),
+            let record = snapshot.downloads.first(where: { $0.productID == productID })
+        else { return 0 }
+        return record.chunkPrefixes.values.reduce(0) { $0 + $1.filter { $0.bytes > 0 }.count }
+    }
 }
