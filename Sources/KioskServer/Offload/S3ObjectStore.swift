@@ -18,14 +18,14 @@ public struct S3ObjectStore: Sendable {
 
     /// Signs every request; names the store and bucket.
     public let signer: SigV4Signer
-    private let client: HTTPClient
+    /// The server's client that follows no redirect: a 3xx is the store's answer (``S3StoreError/refused``), and
+    /// signed headers never go to another host.
+    private let client = HTTPStoreTransport.noRedirectsClient
     private let now: @Sendable () -> Date
 
-    /// A store reached with `client` (which must not follow redirects to other hosts with the signed headers;
-    /// AsyncHTTPClient's shared client follows none for a `PUT` body it cannot replay), signing at `now()`.
-    public init(signer: SigV4Signer, client: HTTPClient = .shared, now: @escaping @Sendable () -> Date = Date.init) {
+    /// A store reached with requests signed by `signer` at `now()`.
+    public init(signer: SigV4Signer, now: @escaping @Sendable () -> Date = Date.init) {
         self.signer = signer
-        self.client = client
         self.now = now
     }
 

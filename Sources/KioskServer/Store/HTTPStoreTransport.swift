@@ -12,8 +12,9 @@ struct HTTPStoreTransport: StoreTransport {
     /// The most the store's answer may weigh; Apple's are far smaller.
     static let maxResponseSize = 16 * 1024 * 1024
 
-    /// One client for every store call of the process, following no redirects. Like `HTTPClient.shared`, it lives
-    /// as long as the process and is never shut down.
+    /// One client for every call of the process to a store (Apple's `verifyReceipt`, and the S3-compatible store of
+    /// ``S3ObjectStore``), following no redirects. Like `HTTPClient.shared`, it lives as long as the process and is
+    /// never shut down.
     static let noRedirectsClient: HTTPClient = {
         var configuration = HTTPClient.Configuration.singletonConfiguration
         configuration.redirectConfiguration = .disallow
