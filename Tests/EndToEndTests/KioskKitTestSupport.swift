@@ -186,6 +186,9 @@ final class WritePace: Sendable {
         state = Mutex(State(seconds: seconds, slowing: slowing))
     }
 
+    /// The bytes written so far through this pace.
+    var written: Int64 { state.withLock { $0.written } }
+
     /// The wait from now on; a slowing still to come no longer applies.
     func set(_ value: TimeInterval) {
         state.withLock { state in
