@@ -11,7 +11,9 @@ import Synchronization
 /// what a client costs on the wire, headers and all. It can also play a bad network: cut every connection once it
 /// has carried a number of bytes to the client, or flip one byte in the body of one partial response (206). It can
 /// keep what clients send, to read the heads of their requests (``requestHeads``). And it can play an outage
-/// (``goDown()``, ``comeBack()``): every connection reset, new ones refused.
+/// (``goDown()``, ``comeBack()``): every connection reset, new ones refused; started by the test, or by the proxy
+/// itself once a number of bytes have gone to clients, so that the outage comes at a point of the transfer and not
+/// at a moment, however loaded the machine.
 ///
 /// One thread accepts; each connection gets one thread per direction. It serves until ``stop()``.
 final class LoopbackProxy: Sendable {
@@ -32,14 +34,17 @@ final class LoopbackProxy: Sendable {
     private let sentToServer = Mutex<[Int: [UInt8]]>([:])
     /// Whether the proxy plays an outage, and the connections relayed meanwhile, by number.
     private let outage = Mutex<(isDown: Bool, live: [Int: Pair], refused: Int)>((false, [:], 0))
+    /// Bytes to clients (all connections together) after which the proxy goes down by itself, once; nil never.
+    private let goesDownAfter: Mutex<Int?>
 
     /// A proxy to `127.0.0.1:upstreamPort` that cuts each connection (both ways, at once) once it has carried
     /// `cutAfter` bytes to the client, and flips the middle byte of the body of the 206 responses it relays whose
     /// number (from 1) is in `corruptPartialResponses` (`5..<6`: the fifth only). With `recordsRequests`, it keeps
-    /// the bytes sent to the server, for ``requestHeads``.
+    /// the bytes sent to the server, for ``requestHeads``. With `goesDownAfter`, it calls ``goDown()`` by itself once
+    /// that many bytes have gone to clients; the rest of the read that reached the bound is not relayed.
     init(
         to upstreamPort: Int, cutAfter: Int? = nil, corruptPartialResponses: Range<Int>? = nil,
-        recordsRequests: Bool = false
+        recordsRequests: Bool = false, goesDownAfter: Int? = nil
     ) throws {
         let (fd, port) = try RawHTTP.listenOnLoopback()
         listener = fd
@@ -47,6 +52,7 @@ final class LoopbackProxy: Sendable {
         self.cutAfter = cutAfter
         self.corruptPartialResponses = corruptPartialResponses
         self.recordsRequests = recordsRequests
+        self.goesDownAfter = Mutex(goesDownAfter)
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
         let thread = Thread { [self] in acceptLoop() }
         thread.start()
@@ -209,8 +215,17 @@ final class LoopbackProxy: Sendable {
                     }
                 }
             }
-            counters.withLock {
+            let toClient = counters.withLock {
                 if toServer { $0.toServer += count } else { $0.toClient += count }
+                return $0.toClient
+            }
+            if !toServer, goesDownAfter.withLock({ bound in
+                guard let limit = bound, toClient >= limit else { return false }
+                bound = nil
+                return true
+            }) {
+                goDown()
+                break relay
             }
             if toServer, recordsRequests {
                 sentToServer.withLock { $0[connection, default: []] += buffer[0..<count] }
