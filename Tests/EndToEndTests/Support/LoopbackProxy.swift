@@ -219,11 +219,13 @@ final class LoopbackProxy: Sendable {
                 if toServer { $0.toServer += count } else { $0.toClient += count }
                 return $0.toClient
             }
-            if !toServer, goesDownAfter.withLock({ bound in
-                guard let limit = bound, toClient >= limit else { return false }
-                bound = nil
-                return true
-            }) {
+            if !toServer,
+                goesDownAfter.withLock({ bound in
+                    guard let limit = bound, toClient >= limit else { return false }
+                    bound = nil
+                    return true
+                })
+            {
                 goDown()
                 break relay
             }
