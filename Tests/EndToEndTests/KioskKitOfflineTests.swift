@@ -48,9 +48,9 @@ struct KioskKitOfflineTests {
             } catch {
                 // Which way the download went instead.
                 let download = await client.download(for: Self.product)
-                Issue.record(
-                    "states: \(states.withLock { $0 }); now \(String(describing: download?.state)); "
-                        + "\(proxy.bytesToClient) bytes crossed")
+                let seen = states.withLock { $0 }
+                let crossed = proxy.bytesToClient
+                Issue.record("states: \(seen); now \(String(describing: download?.state)); \(crossed) bytes crossed")
                 throw error
             }
             let statesBefore = states.withLock { $0.count }
