@@ -59,14 +59,28 @@ public struct GrantFile: Codable, Sendable, Hashable {
     /// be fetched with one range request and verified on its own. `nil` for a file of one chunk (its `sha256` is
     /// the chunk's) and from a server that sends no chunks.
     public var chunks: [GrantChunk]?
+    /// The file's bytes in an object store, at a presigned URL (absolute, on the store's origin) that opens the
+    /// object until the grant's ``Grant/expiresAt`` and carries its own signature: a request for it sends no
+    /// `Authorization` and no `If-Range` (the store's validators are not Kiosk's). Present only from a server
+    /// that offloads content to a store (`kiosk serve --offload s3:…`); ``url`` still serves the same bytes.
+    public var presignedURL: String?
 
     /// Creates a file entry.
-    public init(path: String, length: Int64, sha256: String, url: String, chunks: [GrantChunk]? = nil) {
+    public init(
+        path: String, length: Int64, sha256: String, url: String, chunks: [GrantChunk]? = nil,
+        presignedURL: String? = nil
+    ) {
         self.path = path
         self.length = length
         self.sha256 = sha256
         self.url = url
         self.chunks = chunks
+        self.presignedURL = presignedURL
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case path, length, sha256, url, chunks
+        case presignedURL = "presigned_url"
     }
 }
 

@@ -10,8 +10,9 @@ import KioskCore
 struct FetchRequest: Sendable {
     /// The absolute content URL.
     var url: URL
-    /// The grant token (sent as `Authorization: Bearer`; never logged).
-    var token: String
+    /// The grant token (sent as `Authorization: Bearer`; never logged); nil for a presigned URL, which gets no
+    /// `Authorization` and no `If-Range`, and whose `ETag` is not kept (``ContentSource``).
+    var token: String?
     /// Bytes already in the part file: the request asks for `bytes=<offset>-`.
     var offset: Int64
     /// The file's length according to the grant.
@@ -26,6 +27,23 @@ struct FetchRequest: Sendable {
 
     /// The end of the range to fetch (exclusive).
     var rangeEnd: Int64 { end ?? expectedLength }
+}
+
+extension FetchRequest {
+    /// A request for the bytes of `source` into `partURL`, from `offset` to `end` (nil: the end of the file);
+    /// `entityTag` is dropped for a presigned source.
+    init(
+        source: ContentSource, offset: Int64, expectedLength: Int64, entityTag: String?, partURL: URL,
+        end: Int64? = nil
+    ) {
+        url = source.url
+        token = source.token
+        self.offset = offset
+        self.expectedLength = expectedLength
+        self.entityTag = source.isPresigned ? nil : entityTag
+        self.partURL = partURL
+        self.end = end
+    }
 }
 
 /// What a completed fetch left on disk.

@@ -328,6 +328,14 @@ final class TransferHandler: URLSessionTaskRoute, @unchecked Sendable {
 
     /// The error an error answer of `status` stands for, from the body kept and the response's `Retry-After`.
     private func errorAnswerFailure(status: Int, response: URLResponse?) -> KioskError {
+        if status == 403, request.token == nil {
+            // An object store refusing a presigned URL: it expired (or its signature no longer holds). A new grant
+            // brings new URLs, so it is the refusal of an expired token; the store's body (XML) is not read.
+            return .server(
+                status: status, code: APIErrorCode.tokenExpired.rawValue,
+                message: "The store refused the presigned URL: it expired or its signature no longer holds.",
+                retryAfter: nil)
+        }
         let retryAfter = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Retry-After")
         return KioskError.fromResponse(
             status: status, body: errorBody, retryAfter: RetryAfter.seconds(from: retryAfter))

@@ -10,7 +10,7 @@ extension DownloadEngine {
     /// the transfer with an integrity error naming the file. Once every chunk is verified, the part becomes the
     /// file, without hashing it whole: the chunk hashes, which the same grant authenticates, prove its bytes.
     func fetchByChunks(
-        _ job: FileJob, chunks: [GrantChunk], url: URL, into writer: any PositionalPartFileWriter,
+        _ job: FileJob, chunks: [GrantChunk], source: ContentSource, into writer: any PositionalPartFileWriter,
         outcome: inout FileOutcome, tally: ProgressTally, hooks: EngineHooks
     ) async throws {
         let file = job.file
@@ -97,9 +97,8 @@ extension DownloadEngine {
                                     progressInterval: ChunkPrefix.granularity,
                                     progressed: { completion.yield(.progressed(segment: $0, point: $1)) })
                                 let request = FetchRequest(
-                                    url: url, token: grant.token, offset: splitter.resumeOffset,
-                                    expectedLength: file.length, entityTag: nil, partURL: part,
-                                    end: last.offset + last.length)
+                                    source: source, offset: splitter.resumeOffset, expectedLength: file.length,
+                                    entityTag: nil, partURL: part, end: last.offset + last.length)
                                 async let transfer = fetchSegments(
                                     request, into: splitter, blocks: rangeBlocks,
                                     requestLength: ChunkPlan.requestLength, completion: completion)

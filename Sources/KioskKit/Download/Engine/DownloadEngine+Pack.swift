@@ -61,8 +61,8 @@ extension DownloadEngine {
             return error
         }
         let request = FetchRequest(
-            url: job.url, token: job.grant.token, offset: job.start, expectedLength: job.grant.totalLength,
-            entityTag: nil, partURL: parts[0], end: job.start + job.length)
+            source: ContentSource(url: job.url, token: job.grant.token), offset: job.start,
+            expectedLength: job.grant.totalLength, entityTag: nil, partURL: parts[0], end: job.start + job.length)
         return await fetchSegments(
             job.length > 0 ? request : nil, into: splitter, blocks: packBlocks, completion: completion)
     }

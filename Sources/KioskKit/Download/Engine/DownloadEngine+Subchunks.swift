@@ -95,7 +95,7 @@ extension DownloadEngine {
             onDisk[file.path + ".part"] = fileSystem.fileSize(part)
             tally.settle(file.path, adding: written)
         }
-        let url = try api.contentURL(for: file, in: grant)
+        let source = try ContentSource.of(file, in: grant, api: api)
         for (index, subchunks) in found {
             try Task.checkCancellation()
             let chunk = chunks[index]
@@ -121,7 +121,7 @@ extension DownloadEngine {
             // The rest from the server, a request per run of missing subchunks.
             var complete = true
             for gap in SubchunkPlan.gaps(subchunks, local: copied) {
-                guard let bytes = try await fetchGap(gap, of: url, part: part, file: file, grant: grant) else {
+                guard let bytes = try await fetchGap(gap, of: source, part: part, file: file) else {
                     complete = false
                     break
                 }
@@ -139,15 +139,15 @@ extension DownloadEngine {
         }
     }
 
-    /// The bytes `range` of `file` at `url`, or nil when they do not come as asked (any failure but cancellation,
+    /// The bytes `range` of `file` at `source`, or nil when they do not come as asked (any failure but cancellation,
     /// which is thrown): exactly those bytes, of the grant's version of the file (`If-Range` with its tag), fetched
     /// as every other range is (``fetchRange(_:into:blocks:requestLength:)``).
     private func fetchGap(
-        _ range: Range<Int64>, of url: URL, part: URL, file: GrantFile, grant: Grant
+        _ range: Range<Int64>, of source: ContentSource, part: URL, file: GrantFile
     ) async throws -> Data? {
         let memory = MemoryRangeWriter(range: range)
         let request = FetchRequest(
-            url: url, token: grant.token, offset: range.lowerBound, expectedLength: file.length,
+            source: source, offset: range.lowerBound, expectedLength: file.length,
             entityTag: EntityTag.content(sha256: file.sha256)?.headerValue, partURL: part, end: range.upperBound)
         do {
             try await fetchRange(request, into: memory, blocks: rangeBlocks, requestLength: ChunkPlan.requestLength)

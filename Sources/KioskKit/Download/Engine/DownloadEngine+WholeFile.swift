@@ -35,7 +35,7 @@ extension DownloadEngine {
     ) async throws -> GrantNeed? {
         let file = job.file
         let grant = job.grant
-        let url = try api.contentURL(for: file, in: grant)
+        let source = try ContentSource.of(file, in: grant, api: api)
         let part = layout.partFile(productID: job.productID, path: file.path)
         let final = layout.stagedFile(productID: job.productID, path: file.path)
         let folder = part.deletingLastPathComponent()
@@ -57,7 +57,7 @@ extension DownloadEngine {
             let writer = try fetcher.writerFactory.open(part, min(job.partSize, file.length))
             if let positional = writer as? any PositionalPartFileWriter {
                 try await fetchByChunks(
-                    job, chunks: chunks, url: url, into: positional, outcome: &outcome, tally: tally, hooks: hooks)
+                    job, chunks: chunks, source: source, into: positional, outcome: &outcome, tally: tally, hooks: hooks)
                 return nil
             }
             writer.close()  // a writer that only appends: the file is fetched whole, in order
@@ -86,8 +86,7 @@ extension DownloadEngine {
             } else {
                 try GrantValidation.requireTrusted(grant, receivedAt: job.grantReceivedAt)
                 let request = FetchRequest(
-                    url: url, token: grant.token, offset: have, expectedLength: file.length,
-                    entityTag: entityTag, partURL: part)
+                    source: source, offset: have, expectedLength: file.length, entityTag: entityTag, partURL: part)
                 let path = file.path
                 tally.update(path, bytes: have)  // after re-hashing: the speed is measured from here
                 // A validator is journaled at once only for a file that takes several requests; for the rest of a

@@ -20,6 +20,10 @@ public enum GrantProblem: Sendable, Hashable, Codable, CustomStringConvertible {
     case contentURL(path: String, url: String)
     /// The grant's subchunk URL is not `/v1/subchunks/<product>/<version>` on the server's own origin.
     case subchunksURL(String)
+    /// A file's presigned URL is not an `https://` URL (or `http://` to a loopback host) with a host and a query,
+    /// no user or fragment, of at most ``GrantLimits/maximumPresignedURLLength`` bytes. `url` keeps its scheme,
+    /// host and path only: its query is a credential.
+    case presignedURL(path: String, url: String)
     /// More files than ``GrantLimits/maximumFileCount``.
     case tooManyFiles(count: Int, limit: Int)
     /// `total_length` is larger than ``GrantLimits/maximumTotalLength``.
@@ -42,6 +46,8 @@ public enum GrantProblem: Sendable, Hashable, Codable, CustomStringConvertible {
         case .contentURL(let path, let url):
             "the URL '\(url)' of \(path) is not a path under /v1/content/<product>/<version>/ on the server"
         case .subchunksURL(let url): "its subchunk URL '\(url)' is not /v1/subchunks/<product>/<version> on the server"
+        case .presignedURL(let path, let url):
+            "the presigned URL '\(url)' of \(path) is not an https:// URL (or http:// to a loopback host) with a query"
         case .tooManyFiles(let count, let limit): "it lists \(count) files, over the limit of \(limit)"
         case .totalLengthTooLarge(let total, let limit): "its total_length \(total) is over the limit of \(limit) bytes"
         case .totalLengthMismatch(let declared, let sum):

@@ -32,6 +32,7 @@ enum GrantValidation {
             }
             guard paths.insert(file.path).inserted else { throw refuse(.duplicatePath(file.path)) }
             _ = try contentPath(of: file, in: grant)
+            _ = try presignedURL(of: file, in: grant)
             let (next, overflow) = sum.addingReportingOverflow(file.length)
             guard !overflow, next <= limits.maximumTotalLength else {
                 throw refuse(.totalLengthTooLarge(overflow ? .max : next, limit: limits.maximumTotalLength))
@@ -153,6 +154,33 @@ enum GrantValidation {
         }
         guard Identifiers.isValidFilePath(decoded.joined(separator: "/")) else { throw refusal }
         return file.url
+    }
+
+    /// `file`'s presigned URL (``GrantFile/presignedURL``), checked, or nil when the grant gives none: an absolute
+    /// `https://` URL, or `http://` to a loopback host (a store emulated on the same machine), with a host and a
+    /// query (its signature), no user, password or fragment, at most ``GrantLimits/maximumPresignedURLLength``
+    /// bytes. Such a URL may be on another origin than the server's: it is the only one that may, and requests for
+    /// it carry no token (see ``ContentSource``).
+    static func presignedURL(of file: GrantFile, in grant: Grant) throws(KioskError) -> URL? {
+        guard let text = file.presignedURL else { return nil }
+        let components = URLComponents(string: text)
+        let scheme = components?.scheme?.lowercased()
+        guard text.utf8.count <= GrantLimits.maximumPresignedURLLength, let components,
+            let host = components.host, !host.isEmpty,
+            scheme == "https" || (scheme == "http" && LoopbackAddress.contains(host)),
+            components.user == nil, components.password == nil, components.fragment == nil,
+            let query = components.percentEncodedQuery, !query.isEmpty, let url = components.url
+        else {
+            // The query is a credential, and so is a user: only the scheme, host and path go into the error.
+            var shown = Substring(text.split(separator: "?", maxSplits: 1).first ?? "")
+            if let at = shown.lastIndex(of: "@"), let slashes = shown.range(of: "//"), slashes.upperBound <= at {
+                shown = shown[..<slashes.upperBound] + shown[shown.index(after: at)...]
+            }
+            throw .unsafeGrant(
+                productID: grant.productID,
+                problem: .presignedURL(path: file.path, url: GrantProblem.excerpt(String(shown))))
+        }
+        return url
     }
 
     /// A path segment with its `%XX` escapes decoded; `nil` when it holds a character a path may not carry
