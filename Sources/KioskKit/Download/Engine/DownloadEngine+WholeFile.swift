@@ -57,7 +57,8 @@ extension DownloadEngine {
             let writer = try fetcher.writerFactory.open(part, min(job.partSize, file.length))
             if let positional = writer as? any PositionalPartFileWriter {
                 try await fetchByChunks(
-                    job, chunks: chunks, source: source, into: positional, outcome: &outcome, tally: tally, hooks: hooks)
+                    job, chunks: chunks, source: source, into: positional, outcome: &outcome, tally: tally,
+                    hooks: hooks)
                 return nil
             }
             writer.close()  // a writer that only appends: the file is fetched whole, in order
