@@ -143,7 +143,7 @@ public struct KioskHTTPServer: Sendable {
         PurchaseRoutes(
             grants: GrantService(
                 purchases: purchases, installations: installations, signer: signer, metrics: metrics,
-                grantLifetime: configuration.grantLifetime, now: now)
+                grantLifetime: configuration.grantLifetime, offload: try configuration.s3ContentOffload(), now: now)
         ).register(on: router)
         InstallationRoutes(installations: installations).register(on: router)
         NotificationRoutes(processor: notifications).register(on: router)
@@ -156,10 +156,11 @@ public struct KioskHTTPServer: Sendable {
             chunkSize: configuration.streamChunkSize, sendTimeout: configuration.sendTimeout, metrics: metrics,
             now: now)
         PackRoutes(access: contentAccess, responder: responder, faults: faults).register(on: router)
-        let offload = configuration.offload.map {
-            NginxOffload($0, evaluator: responder.evaluator, now: now, metrics: metrics)
+        var nginx: NginxOffload?
+        if case .nginx(let prefix) = configuration.offload {
+            nginx = NginxOffload(prefix: prefix, evaluator: responder.evaluator, now: now, metrics: metrics)
         }
-        ContentRoutes(access: contentAccess, responder: responder, faults: faults, offload: offload)
+        ContentRoutes(access: contentAccess, responder: responder, faults: faults, offload: nginx)
             .register(on: router)
         SubchunkRoutes(
             access: contentAccess,

@@ -401,6 +401,39 @@ struct NginxOffloadTests {
         }
     }
 
+    /// A chunked product through nginx with `kiosk get`, then its update (2.0 inserts 1 MiB in the middle of 16):
+    /// nginx sends every content byte (the chunk ranges of the download, the new bytes of the update), Kiosk none;
+    /// the update reuses what it holds (its last line says so), and both install exact bytes.
+    @Test func aChunkedProductAndItsUpdateComeThroughNginx() async throws {
+        typealias Support = KioskKitTestSupport
+        try await Pair.with { pair in
+            let product = "com.example.kiosk.test.nginx-chunks"
+            let path = "Contents/level.pak"
+            let old = Support.randomData(16 << 20)
+            _ = try await Support.publish(product, version: "1.0", files: [path: old], on: pair.offloaded)
+            let purchase = try await pair.offloaded.buy(product)
+            let cache = pair.offloaded.makeScratchDirectory()
+            let command = [
+                "get", product, "--receipt", "-", "--server", "http://127.0.0.1:\(pair.nginx.port)", "--cache",
+                cache.path,
+            ]
+            let first = try await ChildProcess.runKiosk(command, input: Data(purchase.receiptData.utf8))
+            try #require(first.exitStatus == 0, "\(first)")
+            let grant = try await pair.offloaded.grant(product, receipt: purchase.receiptData)
+            #expect((grant.files.first?.chunks?.count ?? 0) > 1, "the file is fetched by chunks")
+
+            let new = old.prefix(8 << 20) + Support.randomData(1 << 20) + old.suffix(from: 8 << 20)
+            let hashes = try await Support.publish(product, version: "2.0", files: [path: new], on: pair.offloaded)
+            let update = try await ChildProcess.runKiosk(command, input: Data(purchase.receiptData.utf8))
+            #expect(update.exitStatus == 0, "\(update)")
+            let installed = cache.appendingPathComponent("Content/\(product)/2.0/\(path)")
+            #expect(try Support.sha256(of: installed) == hashes[path])
+            let fetched = update.standardOutput + update.standardError
+            #expect(fetched.contains("reused"), "\(update)")
+            #expect(pair.offloaded.contentBytesSent == 0, "Kiosk sent no file byte")
+        }
+    }
+
     /// The status and error code of a refusal, e.g. `401 token_missing`.
     static func code(_ response: RawHTTPResponse) throws -> String {
         "\(response.status) \(try KioskJSON.decode(APIErrorEnvelope.self, from: response.body).error.code)"

@@ -89,8 +89,24 @@ public struct ServerConfiguration: Sendable {
     /// The seed of the fault injector's random choices, for repeatable runs (random when nil).
     public var faultsSeed: UInt64?
     /// Who sends the bytes of admitted content files: nil, the default, Kiosk itself; `nginx:PREFIX`, nginx in front
-    /// of Kiosk (see README, "Offloading downloads to nginx"). Refused with ``faults``.
+    /// of Kiosk (see README, "Offloading downloads to nginx"); `s3:BUCKET[/PREFIX]`, an S3-compatible store, through
+    /// presigned URLs in grants (see README, "Offloading downloads to object storage"). Refused with ``faults``.
     public var offload: ContentOffload?
+    /// The endpoint of the store of `--offload s3:…`; nil, the default, is AWS's in ``s3Region``
+    /// (`https://s3.<region>.amazonaws.com`). A path in it prefixes every object's path.
+    public var s3Endpoint: URL?
+    /// The region requests to the store are signed for.
+    public var s3Region = "us-east-1"
+    /// Where the bucket's name goes in the store's URLs: `path` (any S3-compatible store) or `virtual` (AWS).
+    public var s3Addressing: S3Location.AddressingStyle = .path
+    /// How long a presigned URL of `--offload s3:…` opens its object (a grant's URLs have at least half of it left).
+    public var offloadURLLifetime: Duration = S3ContentOffload.defaultURLLifetime
+    /// The access key ID that signs the store's URLs (`AWS_ACCESS_KEY_ID`; from the environment only).
+    public var s3AccessKeyID: String?
+    /// Its secret (`AWS_SECRET_ACCESS_KEY`; from the environment only, never logged).
+    public var s3SecretAccessKey: String?
+    /// The session token of temporary credentials (`AWS_SESSION_TOKEN`; from the environment only, never logged).
+    public var s3SessionToken: String?
 
     /// A PEM file of the root certificate(s) signed transactions and notifications must chain to; nil trusts Apple
     /// Root CA - G3. (In sandbox mode the sandbox store's own root is trusted as well.)
@@ -147,6 +163,29 @@ public struct ServerConfiguration: Sendable {
 
     /// Checks the settings that only make sense together.
     /// - Throws: ``ServerConfigurationError`` describing the first problem found.
+    /// The offload to an S3-compatible store that `--offload s3:…` and the `--s3-…` settings describe; nil without
+    /// `--offload s3:…`.
+    public func s3ContentOffload() throws(ServerConfigurationError) -> S3ContentOffload? {
+        guard case .s3(let bucket, let prefix) = offload else { return nil }
+        guard let keyID = s3AccessKeyID, let secret = s3SecretAccessKey else {
+            throw ServerConfigurationError(
+                "--offload s3:… signs URLs with the store's keys: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                    + "(and AWS_SESSION_TOKEN for temporary credentials) in the environment.")
+        }
+        let endpoint = s3Endpoint ?? URL(string: "https://s3.\(s3Region).amazonaws.com")
+        do {
+            guard let endpoint else { throw S3SigningError.invalidEndpoint }
+            let location = try S3Location(
+                endpoint: endpoint, region: s3Region, bucket: bucket, addressingStyle: s3Addressing)
+            let credentials = S3Credentials(accessKeyID: keyID, secretAccessKey: secret, sessionToken: s3SessionToken)
+            return try S3ContentOffload(
+                signer: SigV4Signer(location: location, credentials: credentials), prefix: prefix,
+                urlLifetime: offloadURLLifetime)
+        } catch {
+            throw ServerConfigurationError("--offload \(offload?.description ?? ""): \(error).")
+        }
+    }
+
     public func validate() throws(ServerConfigurationError) {
         if exposesSandbox, !allowPublicSandbox {
             throw ServerConfigurationError(
@@ -175,8 +214,10 @@ public struct ServerConfiguration: Sendable {
         }
         if faults != nil, offload != nil {
             throw ServerConfigurationError(
-                "--faults cannot be used with --offload: nginx sends the files and cannot inject faults. Remove one.")
+                "--faults cannot be used with --offload: nginx or the store sends the files and cannot inject faults. "
+                    + "Remove one.")
         }
+        _ = try s3ContentOffload()
         if faults != nil, store == .appstore {
             throw ServerConfigurationError(
                 "Fault injection cannot run with the App Store: it would break real purchases. Remove --faults, or "

@@ -246,15 +246,29 @@ extension ServerSetting.Parser where Value == FaultProfile {
     }
 }
 
+extension ServerSetting.Parser where Value == S3Location.AddressingStyle {
+    /// `path` or `virtual`.
+    static var addressing: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard let style = S3Location.AddressingStyle(rawValue: text) else {
+                    throw .init(expected: "path or virtual")
+                }
+                return style
+            },
+            format: { $0.rawValue })
+    }
+}
+
 extension ServerSetting.Parser where Value == ContentOffload {
-    /// `nginx:PREFIX` (``ContentOffload/init(parsing:)``).
+    /// `nginx:PREFIX` or `s3:BUCKET[/PREFIX]` (``ContentOffload/init(parsing:)``).
     static var offload: Self {
         Self(
             parse: { (text) throws(ServerSetting.Invalid) in
                 guard let offload = ContentOffload(parsing: text) else {
                     throw .init(
                         expected: "nginx:PREFIX, PREFIX an absolute path of letters, digits, -._~ and / outside /v1 "
-                            + "and /sandbox, such as nginx:/_kiosk/files")
+                            + "and /sandbox, such as nginx:/_kiosk/files, or s3:BUCKET[/PREFIX]")
                 }
                 return offload
             },
@@ -337,8 +351,28 @@ extension ServerSetting {
         ServerSetting(
             "offload", \.offload, .offload,
             help: "nginx:PREFIX: nginx in front sends admitted content files, from its internal location PREFIX "
-                + "(deploy/nginx/kiosk-offload.conf).",
+                + "(deploy/nginx/kiosk-offload.conf); s3:BUCKET[/PREFIX]: grants carry presigned URLs of the "
+                + "objects kiosk content push uploaded there.",
             unset: "off"),
+        ServerSetting(
+            "s3-endpoint", \.s3Endpoint, .storeURL,
+            help: "The store of --offload s3: its endpoint URL.", unset: "https://s3.<region>.amazonaws.com"),
+        ServerSetting("s3-region", \.s3Region, .text, help: "The region the store's URLs are signed for."),
+        ServerSetting(
+            "s3-addressing", \.s3Addressing, .addressing,
+            help: "path (https://host/bucket/key, any store) or virtual (https://bucket.host/key)."),
+        ServerSetting(
+            "offload-url-lifetime", \.offloadURLLifetime, .seconds(minimum: 2),
+            help: "Seconds a presigned URL of --offload s3 opens its object (at most 604800)."),
+        ServerSetting(
+            "s3-access-key-id", \.s3AccessKeyID, .text, help: "The access key ID that signs the store's URLs.",
+            hasOption: false, variable: "AWS_ACCESS_KEY_ID"),
+        ServerSetting(
+            "s3-secret-access-key", \.s3SecretAccessKey, .text, help: "Its secret.", hasOption: false,
+            variable: "AWS_SECRET_ACCESS_KEY"),
+        ServerSetting(
+            "s3-session-token", \.s3SessionToken, .text, help: "The session token of temporary credentials.",
+            hasOption: false, variable: "AWS_SESSION_TOKEN"),
         ServerSetting(
             "shared-secret", \.sharedSecret, .text, help: "The app-specific shared secret sent to verifyReceipt.",
             hasOption: false),

@@ -21,10 +21,30 @@ struct GrantFileList: Sendable {
 
     /// Encodes and compresses the files of `product`'s current version.
     init(product: CatalogProduct) throws {
-        json = try Self.encode(Self.files(of: product))
+        let json = try Self.encode(Self.files(of: product))
+        try self.init(product: product, json: json, plain: json)
+    }
+
+    /// Encodes and compresses the files of `product`'s current version, each with the presigned URL of its object
+    /// that `offload` signs at `signedAt` (``GrantFile/presignedURL``). The pack's validators are those of the list
+    /// without the URLs, so that they stay the same from one signing window to the next.
+    init(product: CatalogProduct, presignedBy offload: S3ContentOffload, at signedAt: Date) throws {
+        var files = Self.files(of: product)
+        for index in files.indices {
+            files[index].presignedURL = try offload.presignedURL(
+                productID: product.info.productID, version: product.info.contentVersion, path: files[index].path,
+                signedAt: signedAt)
+        }
+        try self.init(product: product, json: Self.encode(files), plain: Self.encode(Self.files(of: product)))
+    }
+
+    /// The list whose encoding is `json`; `plain`, the encoding without presigned URLs, gives the pack its
+    /// validators.
+    private init(product: CatalogProduct, json: ByteBuffer, plain: ByteBuffer) throws {
+        self.json = json
         deflated = try DeflatedPart(compressing: json)
         chunking = product.files.contains { !$0.chunks.isEmpty } ? FileHashes.chunking : nil
-        pack = ProductPack(files: product.files, fileListJSON: json.readableBytesView)
+        pack = ProductPack(files: product.files, fileListJSON: plain.readableBytesView)
     }
 
     /// The grant's ``Grant/pack``: for a version of two files or more.
@@ -70,6 +90,10 @@ struct GrantFileList: Sendable {
             out.writeString(String(file.length))
             out.writeStaticString(",\"path\":")
             try writeJSONString(file.path, to: &out)
+            if let presigned = file.presignedURL {
+                out.writeStaticString(",\"presigned_url\":")
+                try writeJSONString(presigned, to: &out)
+            }
             out.writeStaticString(",\"sha256\":")
             try writeJSONString(file.sha256, to: &out)
             out.writeStaticString(",\"url\":")
@@ -145,11 +169,13 @@ final class GrantFileListCache: Sendable {
         self.byteBudget = byteBudget
     }
 
-    /// The list of `product`'s current version, made by `encode` on the first call for that version.
+    /// The list of `product`'s current version, made by `encode` on the first call for that version and `variant`
+    /// (such as the signing window of presigned URLs; empty for the plain list).
     func list(
-        for product: CatalogProduct, encode: (CatalogProduct) throws -> GrantFileList = GrantFileList.init(product:)
+        for product: CatalogProduct, variant: String = "",
+        encode: (CatalogProduct) throws -> GrantFileList = GrantFileList.init(product:)
     ) throws -> GrantFileList {
-        let key = product.info.productID + "\u{0}" + product.info.contentVersion
+        let key = product.info.productID + "\u{0}" + product.info.contentVersion + "\u{0}" + variant
         let slot = state.withLockedValue { state in
             state.clock += 1
             if let known = state.entries[key]?.slot {

@@ -38,14 +38,22 @@ public struct ContentPush: Sendable {
     public let prefix: String
     /// How many uploads run at once.
     public let concurrency: Int
+    /// Files larger than this go in a multipart upload, in parts of this size (the last one shorter).
+    public let partSize: Int64
 
-    /// A push to `store` under `prefix` (a trailing `/` is ignored), `concurrency` uploads at a time (at least 1).
-    public init(store: S3ObjectStore, prefix: String, concurrency: Int = 4) {
+    /// The default part size: 64 MiB, so that one `PUT` never carries more and a file of up to 625 GiB fits in
+    /// S3's 10,000 parts.
+    public static let defaultPartSize: Int64 = 64 << 20
+
+    /// A push to `store` under `prefix` (a trailing `/` is ignored), `concurrency` uploads at a time (at least 1),
+    /// files over `partSize` (at least S3's 5 MiB, at most its 5 GiB) uploaded in parts of that size.
+    public init(store: S3ObjectStore, prefix: String, concurrency: Int = 4, partSize: Int64 = defaultPartSize) {
         self.store = store
         var prefix = prefix
         while prefix.hasSuffix("/") { prefix.removeLast() }
         self.prefix = prefix
         self.concurrency = max(1, concurrency)
+        self.partSize = min(max(partSize, S3ObjectStore.smallestPart), S3StoreError.largestPut)
     }
 
     /// The object key of a file: `<prefix>/<product_id>/<content_version>/<path>` (no leading `/` when the prefix is
@@ -58,17 +66,20 @@ public struct ContentPush: Sendable {
     /// uploaded, the others skipped.
     public func push(_ product: CatalogProduct) async throws -> Report {
         let keyed = product.files.map { file in
-            (file, Self.key(
-                prefix: prefix, productID: product.info.productID, version: product.info.contentVersion,
-                path: file.path))
+            (
+                file,
+                Self.key(
+                    prefix: prefix, productID: product.info.productID, version: product.info.contentVersion,
+                    path: file.path)
+            )
         }
-        let store = self.store
+        let (store, partSize) = (self.store, self.partSize)
         return try await withThrowingTaskGroup(of: Report.self) { group in
             var report = Report()
             var next = keyed.makeIterator()
             func addNext() -> Bool {
                 guard let (file, key) = next.next() else { return false }
-                group.addTask { try await Self.push(file, as: key, to: store) }
+                group.addTask { try await Self.push(file, as: key, to: store, partSize: partSize) }
                 return true
             }
             for _ in 0..<concurrency where !addNext() { break }
@@ -80,14 +91,23 @@ public struct ContentPush: Sendable {
         }
     }
 
-    /// Uploads `file` as `key` unless the object there has its SHA-256.
-    private static func push(_ file: ManifestFile, as key: String, to store: S3ObjectStore) async throws -> Report {
+    /// Uploads `file` as `key` unless the object there has its SHA-256: in one `PUT` up to `partSize` bytes, in parts
+    /// of `partSize` beyond.
+    private static func push(
+        _ file: ManifestFile, as key: String, to store: S3ObjectStore, partSize: Int64
+    ) async throws -> Report {
         if try await store.pushedSHA256(of: key) == file.sha256 {
             return Report(skipped: 1, skippedBytes: file.length)
         }
-        try await store.put(
-            key: key, file: file.absolutePath, length: file.length, digest: file.digest,
-            contentType: MediaTypes.forPath(file.path))
+        let contentType = MediaTypes.forPath(file.path)
+        if file.length > partSize {
+            try await store.putInParts(
+                key: key, file: file.absolutePath, length: file.length, digest: file.digest, contentType: contentType,
+                partSize: partSize)
+        } else {
+            try await store.put(
+                key: key, file: file.absolutePath, length: file.length, digest: file.digest, contentType: contentType)
+        }
         return Report(pushed: 1, pushedBytes: file.length)
     }
 }

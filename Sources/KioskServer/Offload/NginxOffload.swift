@@ -32,14 +32,12 @@ struct NginxOffload: Sendable {
     /// The header that hands a file to nginx.
     static let accelRedirect = HTTPField.Name("X-Accel-Redirect")!
 
-    /// The offload `offload` names, deciding ranges with `evaluator` at `now`, counting into `metrics`.
+    /// Hands files to nginx's internal location `prefix` (``ContentOffload/nginx(prefix:)``), deciding ranges with
+    /// `evaluator` at `now`, counting into `metrics`.
     init(
-        _ offload: ContentOffload, evaluator: RangeRequestEvaluator, now: @escaping @Sendable () -> Date,
-        metrics: ServerMetrics
+        prefix: String, evaluator: RangeRequestEvaluator, now: @escaping @Sendable () -> Date, metrics: ServerMetrics
     ) {
-        switch offload {
-        case .nginx(let prefix): self.prefix = prefix
-        }
+        self.prefix = prefix
         self.evaluator = evaluator
         self.now = now
         self.metrics = metrics

@@ -18,6 +18,8 @@ struct GrantService: Sendable {
     let metrics: ServerMetrics
     /// How long a grant's token opens content.
     let grantLifetime: Duration
+    /// The object store whose presigned URLs grants carry (`--offload s3:…`); nil when Kiosk sends the bytes.
+    var offload: S3ContentOffload? = nil
     let now: @Sendable () -> Date
 
     /// A grant for `request.productID`, counted in the metrics as issued or refused with its code.
@@ -62,19 +64,31 @@ struct GrantService: Sendable {
             (purchase.snapshot, purchase.product, purchase.receipt, purchase.transaction)
         try await installations.admit(
             installationID, originalTransactionID: transaction.originalTransactionID, logger: logger)
-        let expiresAt = now().addingTimeInterval(grantLifetime.timeInterval)
+        let issuedAt = now()
+        let expiresAt = issuedAt.addingTimeInterval(grantLifetime.timeInterval)
         let token = signer.sign(
             GrantClaims(
                 productID: product.info.productID, contentVersion: product.info.contentVersion,
                 transactionID: transaction.transactionID, expiresAt: Int64(expiresAt.timeIntervalSince1970),
                 originalTransactionID: transaction.originalTransactionID))
-        // The file list is the version's, encoded once; only this request's fields are encoded here.
-        let files = try snapshot.grantFiles.list(for: product)
+        // The file list is the version's, encoded once (once per signing window with presigned URLs); only this
+        // request's fields are encoded here.
+        var files = try snapshot.grantFiles.list(for: product)
+        var grantExpiresAt = expiresAt
+        if let offload {
+            let signedAt = offload.signingTime(for: issuedAt)
+            files = try snapshot.grantFiles.list(
+                for: product, variant: "s3 \(Int64(signedAt.timeIntervalSince1970))",
+                encode: { try GrantFileList(product: $0, presignedBy: offload, at: signedAt) })
+            // The client renews the grant, and with it the URLs, before they expire.
+            grantExpiresAt = min(expiresAt, offload.expiry(ofURLsSignedAt: signedAt))
+        }
         let grant = try IssuedGrant(
             fields: Grant(
                 productID: product.info.productID, contentVersion: product.info.contentVersion,
-                totalLength: product.contentLength, expiresAt: expiresAt, token: token, files: [],
-                chunking: files.chunking, pack: files.grantPack(for: product),
+                totalLength: product.contentLength, expiresAt: grantExpiresAt, token: token, files: [],
+                // With a store, every byte comes from it: no pack, which only Kiosk serves.
+                chunking: files.chunking, pack: offload == nil ? files.grantPack(for: product) : nil,
                 subchunks: files.grantSubchunks(for: product)),
             files: files)
         logger.info(

@@ -153,9 +153,14 @@ struct ContentCommand: AsyncParsableCommand {
         @Option(name: .customLong("product"), help: "Push only this product (repeat for several; default: all).")
         var products: [String] = []
         @Option(help: "How many uploads run at once.") var concurrency = 4
+        @Option(
+            name: .customLong("part-size"),
+            help: "Files over this many MiB go in a multipart upload, in parts of that size (5 to 5120).")
+        var partSizeMiB = 64
 
         func validate() throws {
             guard (1...64).contains(concurrency) else { throw ValidationError("--concurrency is 1 to 64.") }
+            guard (5...5120).contains(partSizeMiB) else { throw ValidationError("--part-size is 5 to 5120 (MiB).") }
         }
 
         func run() async throws {
@@ -178,7 +183,7 @@ struct ContentCommand: AsyncParsableCommand {
                     signer: SigV4Signer(
                         location: location,
                         credentials: S3Credentials(accessKeyID: keyID, secretAccessKey: secret, sessionToken: token))),
-                prefix: prefix, concurrency: concurrency)
+                prefix: prefix, concurrency: concurrency, partSize: Int64(partSizeMiB) << 20)
 
             var logger = Logger(label: "kiosk.content")
             logger.logLevel = .critical

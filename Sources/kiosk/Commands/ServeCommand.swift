@@ -45,6 +45,11 @@ struct ServeCommand: AsyncParsableCommand {
             ranges, 304, 412, 416, errors) stay with Kiosk. The nginx configuration is \
             deploy/nginx/kiosk-offload.conf. Refused with --faults.
 
+            Offload (--offload s3:BUCKET[/PREFIX]): grants give every file a presigned URL of the object \
+            `kiosk content push` uploaded there, living --offload-url-lifetime seconds, so that the store (or a CDN) \
+            sends the bytes; the keys come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN. A \
+            URL handed out opens its object until it expires, even after a refund. Refused with --faults.
+
             Examples:
               kiosk serve
               kiosk serve --port 0 --content ./content --data /var/lib/kiosk
@@ -55,6 +60,8 @@ struct ServeCommand: AsyncParsableCommand {
               kiosk serve --faults chaos:0.3 --faults-seed 42
               kiosk serve --faults none        # per-request faults only
               kiosk serve --offload nginx:/_kiosk/files   # behind deploy/nginx/kiosk-offload.conf
+              AWS_ACCESS_KEY_ID=… AWS_SECRET_ACCESS_KEY=… kiosk serve --offload s3:acme-kiosk/content \
+                --s3-endpoint https://s3.eu-west-1.amazonaws.com --s3-region eu-west-1
             """
     )
 
@@ -83,6 +90,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("faults"), help: help("faults")) var faults: String?
     @Option(name: .customLong("faults-seed"), help: help("faults-seed")) var faultsSeed: String?
     @Option(name: .customLong("offload"), help: help("offload")) var offload: String?
+    @Option(name: .customLong("s3-endpoint"), help: help("s3-endpoint")) var s3Endpoint: String?
+    @Option(name: .customLong("s3-region"), help: help("s3-region")) var s3Region: String?
+    @Option(name: .customLong("s3-addressing"), help: help("s3-addressing")) var s3Addressing: String?
+    @Option(name: .customLong("offload-url-lifetime"), help: help("offload-url-lifetime"))
+    var offloadURLLifetime: String?
     @Option(
         name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (env: LOG_LEVEL)."
     )
@@ -107,7 +119,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("reload-interval", reloadInterval), ("apple-root-ca", appleRootCA), ("idle-timeout", idleTimeout),
             ("request-timeout", requestTimeout), ("send-timeout", sendTimeout), ("shutdown-grace", shutdownGrace),
             ("max-header-size", maxHeaderSize),
-            ("faults", faults), ("faults-seed", faultsSeed), ("offload", offload),
+            ("faults", faults), ("faults-seed", faultsSeed), ("offload", offload), ("s3-endpoint", s3Endpoint),
+            ("s3-region", s3Region), ("s3-addressing", s3Addressing), ("offload-url-lifetime", offloadURLLifetime),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } })
     }

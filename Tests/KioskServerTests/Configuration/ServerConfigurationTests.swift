@@ -31,6 +31,9 @@ struct ServerConfigurationTests {
             "grant-key-id": "k2", "grant-previous-keys": "k1:old", "max-installation-removals": "0",
             "installation-removal-window": "3600", "shutdown-grace": "8",
             "database": "postgres://kiosk:pw@db.internal:5433/kiosk", "offload": "nginx:/_kiosk/files",
+            "s3-endpoint": "https://s3.example.com", "s3-region": "eu-west-3", "s3-addressing": "virtual",
+            "offload-url-lifetime": "120", "s3-access-key-id": "AK", "s3-secret-access-key": "sk",
+            "s3-session-token": "st",
         ]
         // Faults are refused with the App Store: read below, with the sandbox store.
         #expect(Set(values.keys).union(["faults", "faults-seed"]) == Set(ServerSetting.all.map(\.name)))
@@ -69,6 +72,11 @@ struct ServerConfigurationTests {
             #expect(configuration.grantKeyID == "k2")
             #expect(configuration.previousGrantKeys == "k1:old")
             #expect(configuration.offload == .nginx(prefix: "/_kiosk/files"))
+            #expect(configuration.s3Endpoint?.absoluteString == "https://s3.example.com")
+            #expect(configuration.s3Region == "eu-west-3" && configuration.s3Addressing == .virtualHosted)
+            #expect(configuration.offloadURLLifetime == .seconds(120))
+            #expect(configuration.s3AccessKeyID == "AK" && configuration.s3SecretAccessKey == "sk")
+            #expect(configuration.s3SessionToken == "st")
         }
         let faulty = try ServerConfiguration(options: ["faults": "chaos:0.5", "faults-seed": "42"], environment: [:])
         #expect(faulty.faults != nil && faulty.faultsSeed == 42)
@@ -79,7 +87,8 @@ struct ServerConfigurationTests {
         #expect(configuration.sharedSecret == nil)
         #expect(
             ServerSetting.all.filter { !$0.hasOption }.map(\.environmentVariable).sorted() == [
-                "KIOSK_GRANT_KEY_ID", "KIOSK_GRANT_PREVIOUS_KEYS", "KIOSK_GRANT_SECRET", "KIOSK_SHARED_SECRET",
+                "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "KIOSK_GRANT_KEY_ID",
+                "KIOSK_GRANT_PREVIOUS_KEYS", "KIOSK_GRANT_SECRET", "KIOSK_SHARED_SECRET",
             ])
     }
 

@@ -19,6 +19,24 @@ struct ContentOffloadTests {
         #expect(ContentOffload(parsing: text) == nil)
     }
 
+    @Test(arguments: [
+        ("s3:kiosk-content", "kiosk-content", ""), ("s3:kiosk.content/books", "kiosk.content", "books"),
+        ("s3:my_bucket/content/2026/", "my_bucket", "content/2026"), ("s3:b/a b/é", "b", "a b/é"),
+    ])
+    func aBucketAndPrefixAreAccepted(text: String, bucket: String, prefix: String) throws {
+        let offload = try #require(ContentOffload(parsing: text))
+        #expect(offload == .s3(bucket: bucket, prefix: prefix))
+        #expect(ContentOffload(parsing: offload.description) == offload)
+    }
+
+    @Test(arguments: [
+        "s3:", "s3:/prefix", "s3:bucket//x", "s3:bu cket", "s3:bucket?x", "s3:bücket", "S3:bucket",
+        "s3:bucket/\u{1}", "s3:" + String(repeating: "b", count: 256),
+    ])
+    func aBadBucketOrPrefixIsRefused(text: String) {
+        #expect(ContentOffload(parsing: text) == nil)
+    }
+
     @Test(arguments: ["bytes=0-9", "bytes=0-", "bytes=-5", "bytes=100-9223372036854775807"])
     func plainSingleRanges(range: String) {
         #expect(NginxOffload.isPlainSingleRange(range))

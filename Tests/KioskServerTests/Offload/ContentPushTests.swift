@@ -93,6 +93,38 @@ struct ContentPushTests {
         #expect(try await Self.object(key, in: store) == Data("the book".utf8))
     }
 
+    /// A file over the part size goes in a multipart upload: 23 MiB in parts of 5 MiB (5 parts, the last 3 MiB), the
+    /// object the file's exact bytes with its SHA-256 as metadata; pushed again, it is skipped; a file whose bytes no
+    /// longer match the catalog's SHA-256 is refused, and its upload aborted (no object left behind).
+    @Test(.enabled(if: endpoint != nil, "KIOSK_TEST_S3_ENDPOINT not set: needs moto_server (.ci/moto.sh)"))
+    func aLargeFileGoesInPartsAndIsCheckedWhole() async throws {
+        let store = try await Self.freshStore()
+        let content = try ServerTestDirectory("push-parts")
+        var generator = SystemRandomNumberGenerator()
+        let big = Data((0..<(23 << 20) / 8).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } })
+        try content.writeProduct(id: "com.example.level", files: ["Contents/level.pak": big])
+        let push = ContentPush(store: store, prefix: "c", partSize: 5 << 20)
+        let product = try #require(await Self.catalog(content).products["com.example.level"])
+        let first = try await push.push(product)
+        #expect(first == ContentPush.Report(pushed: 1, pushedBytes: Int64(big.count)))
+        let key = ContentPush.key(
+            prefix: "c", productID: "com.example.level", version: "1.0", path: "Contents/level.pak")
+        #expect(try await Self.object(key, in: store) == big)
+        #expect(try await store.pushedSHA256(of: key) == product.files[0].sha256)
+        #expect(try await push.push(product).skipped == 1)
+
+        // The file changes on disk after the catalog hashed it: the parts do not add up to its SHA-256.
+        let changed = try content.write(
+            "changed.bin", big.prefix(6 << 20) + Data([1]) + big.suffix(from: (6 << 20) + 1))
+        let otherKey = "c/changed.bin"
+        await #expect(throws: S3StoreError.fileChanged(path: changed.path)) {
+            try await store.putInParts(
+                key: otherKey, file: changed.path, length: Int64(big.count), digest: product.files[0].digest,
+                contentType: "application/octet-stream", partSize: 5 << 20)
+        }
+        #expect(try await store.pushedSHA256(of: otherKey) == nil)
+    }
+
     /// A bucket that does not exist: the store's refusal, with S3's code.
     @Test(.enabled(if: endpoint != nil, "KIOSK_TEST_S3_ENDPOINT not set: needs moto_server (.ci/moto.sh)"))
     func aMissingBucketIsAClearError() async throws {

@@ -29,7 +29,7 @@ struct NginxOffloadDecisionTests {
     static let path = ContentPath(productID: "com.example.p", version: "1.0", filePath: "Contents/a b+c.pdf")
 
     static let offload = NginxOffload(
-        .nginx(prefix: "/_kiosk/files"), evaluator: RangeRequestEvaluator(), now: { Date() },
+        prefix: "/_kiosk/files", evaluator: RangeRequestEvaluator(), now: { Date() },
         metrics: ServerMetrics())
 
     /// Where `headers` go: `full`, `range`, or nil for Kiosk.
