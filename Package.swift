@@ -92,10 +92,14 @@ let package = Package(
         .target(name: "KioskStoreTestSupport", dependencies: ["KioskStore"], path: "Tests/KioskStoreTestSupport"),
         // KioskStore alone, as the fuzzers and tools build it: no server.
         .testTarget(name: "KioskStoreTests", dependencies: ["KioskStore", "KioskCore", "KioskStoreTestSupport"]),
-        // What the server and end-to-end tests share: the live-server starter, its executor, the log recorder.
+        // What the server and end-to-end tests share: the live-server starter, its executor, the log recorder, the
+        // PostgreSQL test server.
         .target(
             name: "KioskServerTestSupport",
-            dependencies: ["KioskServer", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "KioskServer", .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             path: "Tests/KioskServerTestSupport"),
         .testTarget(
             name: "KioskServerTests",

@@ -61,7 +61,8 @@ public struct KioskHTTPServer: Sendable {
         let metrics = ServerMetrics()
         self.metrics = metrics
 
-        let database = try await KioskDatabase.open(configuration.databaseURL, logger: logger)
+        let database = try await KioskDatabase.open(
+            configuration.databaseURL, connectionWait: configuration.databaseWait, logger: logger)
         self.database = database
         let ledger = SQLLedger(database: database)
         let revocations: RevocationList

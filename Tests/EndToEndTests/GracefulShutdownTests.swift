@@ -1,5 +1,6 @@
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import Testing
 
 /// `SIGTERM` with a download in flight (#30): `kiosk serve` stops accepting connections, lets the responses in
@@ -30,9 +31,25 @@ struct GracefulShutdownTests {
         return received.count - end.upperBound
     }
 
-    @Test func aDownloadInFlightFinishesWithinTheGraceAndTheServerExits() async throws {
+    /// The engines `kiosk serve` is stopped on: SQLite always, PostgreSQL too when the tests have a server
+    /// (``PostgresTestServer``), so that stopping also closes the pool and the `LISTEN` connection in time.
+    static let engines = PostgresTestServer.isConfigured ? ["sqlite", "postgres"] : ["sqlite"]
+
+    /// Runs `body` with `kiosk serve` and `arguments` on `engine`'s database: SQLite in its data folder, or a fresh
+    /// PostgreSQL database.
+    static func withServer(
+        on engine: String, arguments: [String], _ body: (ServeProcess) async throws -> Void
+    ) async throws {
+        guard engine == "postgres" else { return try await ServeProcess.with(arguments: arguments, body) }
+        try await PostgresTestServer.withFreshDatabase { url in
+            try await ServeProcess.with(arguments: arguments + ["--database", url], body)
+        }
+    }
+
+    @Test(arguments: engines)
+    func aDownloadInFlightFinishesWithinTheGraceAndTheServerExits(engine: String) async throws {
         // 256 KiB/s: the 1.2 MB issue takes about 5 s, far less than the grace.
-        try await ServeProcess.with(arguments: ["--faults", "throttle=256KiB/s", "--shutdown-grace", "120"]) {
+        try await Self.withServer(on: engine, arguments: ["--faults", "throttle=256KiB/s", "--shutdown-grace", "120"]) {
             server in
             let (connection, length, first) = try await Self.startDownload(on: server)
             server.terminate()

@@ -23,13 +23,15 @@ enum ServerTestFixtures {
 }
 
 extension ServerConfiguration {
-    /// A server for a test: an ephemeral port, `content` and `data` as its folders, no periodic reload.
+    /// A server for a test: an ephemeral port, `content` and `data` as its folders, no periodic reload, and the
+    /// tests' long wait for a PostgreSQL connection (``TestDatabase/connectionWait``).
     static func forTests(content: URL, data: URL) -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.contentDirectory = content
         configuration.dataDirectory = data
         configuration.reloadInterval = .zero
+        configuration.databaseWait = TestDatabase.connectionWait
         return configuration
     }
 }

@@ -31,6 +31,8 @@ public struct ServerConfiguration: Sendable {
     /// The database of the ledger and the sandbox store; nil keeps them in `kiosk.sqlite` in ``dataDirectory``
     /// (see ``databaseURL``).
     public var database: DatabaseURL?
+    /// How long a request waits for a PostgreSQL connection before it is refused with 503 `database_unavailable`.
+    public var databaseWait: Duration = KioskDatabase.defaultConnectionWait
     /// Which store verifies receipts.
     public var store: StoreMode = .sandbox
     /// The app's bundle ID: receipts for another app are refused. The App Store needs the real one.

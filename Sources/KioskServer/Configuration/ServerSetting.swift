@@ -289,6 +289,10 @@ extension ServerSetting {
             "database", \.database, .database,
             help: "The database: sqlite:PATH or postgres://user:password@host:port/database[?sslmode=…].",
             unset: "sqlite:kiosk.sqlite in --data", variable: "KIOSK_DATABASE_URL"),
+        ServerSetting(
+            "database-wait", \.databaseWait, .seconds(minimum: 1),
+            help: "Seconds a request waits for a PostgreSQL connection before it is refused (503 "
+                + "database_unavailable)."),
         ServerSetting("store", \.store, .store, help: "Which store verifies receipts: sandbox or appstore."),
         ServerSetting(
             "bundle-id", \.bundleID, .text,

@@ -38,11 +38,14 @@ public struct KioskDatabase: Sendable {
     }
 
     /// Opens the database at `url` (a SQLite file is created when missing) and applies the schema migrations it
-    /// lacks. Several instances may open one PostgreSQL database at once: one applies them, the others wait.
+    /// lacks. Several instances may open one PostgreSQL database at once: one applies them, the others wait. On
+    /// PostgreSQL a statement or transaction waits at most `connectionWait` for a connection of the pool.
     /// - Throws: ``KioskDatabaseError`` when the database cannot be reached, its schema is newer than this release or
     ///   a migration fails.
-    public static func open(_ url: DatabaseURL, logger: Logger) async throws -> KioskDatabase {
-        let database = try await connect(url, logger: logger)
+    public static func open(
+        _ url: DatabaseURL, connectionWait: Duration = defaultConnectionWait, logger: Logger
+    ) async throws -> KioskDatabase {
+        let database = try await connect(url, connectionWait: connectionWait, logger: logger)
         do {
             try await SchemaMigrations.apply(to: database, logger: logger)
             return database
@@ -56,13 +59,20 @@ public struct KioskDatabase: Sendable {
         }
     }
 
+    /// How long a statement waits for a PostgreSQL connection unless told otherwise: 5 s.
+    public static let defaultConnectionWait = Duration.seconds(5)
+
     /// Connects to the database at `url` without touching its schema.
-    private static func connect(_ url: DatabaseURL, logger: Logger) async throws -> KioskDatabase {
+    private static func connect(
+        _ url: DatabaseURL, connectionWait: Duration, logger: Logger
+    ) async throws -> KioskDatabase {
         switch url.location {
         case .sqlite(let path):
             KioskDatabase(url: url, driver: try await SQLiteDriver.open(path: path, url: url, logger: logger))
         case .postgres(let server):
-            KioskDatabase(url: url, driver: try await PostgresDriver.open(server, url: url, logger: logger))
+            KioskDatabase(
+                url: url,
+                driver: try await PostgresDriver.open(server, url: url, connectionWait: connectionWait, logger: logger))
         }
     }
 

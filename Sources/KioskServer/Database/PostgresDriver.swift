@@ -18,8 +18,8 @@ struct PostgresDriver: DatabaseDriver {
     static let maxAttempts = 25
 
     /// How long a statement or a transaction waits for a connection of the pool before it is refused
-    /// (``KioskDatabaseError/noConnection(database:waited:)``, 503 `database_unavailable`).
-    static let connectionWait = Duration.seconds(5)
+    /// (``KioskDatabaseError/noConnection(database:waited:)``, 503 `database_unavailable`): `--database-wait`.
+    let connectionWait: Duration
 
     /// How long a lost `LISTEN` connection waits before it is made again, at first and at most (doubling between).
     static let relistenDelays = (first: Duration.milliseconds(100), most: Duration.seconds(2))
@@ -33,8 +33,11 @@ struct PostgresDriver: DatabaseDriver {
     let sql: any SQLDatabase
 
     /// Connects once to check that the server is there and takes the credentials (a pool would retry quietly
-    /// forever), then starts the pool. `url` names the database in errors.
-    static func open(_ server: DatabaseURL.Postgres, url: DatabaseURL, logger: Logger) async throws -> PostgresDriver {
+    /// forever), then starts the pool, whose connections are waited for at most `connectionWait`. `url` names the
+    /// database in errors.
+    static func open(
+        _ server: DatabaseURL.Postgres, url: DatabaseURL, connectionWait: Duration, logger: Logger
+    ) async throws -> PostgresDriver {
         do {
             let probe = try await PostgresConnection.connect(
                 configuration: try server.connectionConfiguration(), id: 0, logger: logger)
@@ -47,9 +50,11 @@ struct PostgresDriver: DatabaseDriver {
             configuration: server.clientConfiguration(), eventLoopGroup: group, backgroundLogger: logger)
         let running = Task { await client.run() }
         return PostgresDriver(
-            server: server, name: url.description, client: client, running: running, logger: logger,
+            connectionWait: connectionWait, server: server, name: url.description, client: client, running: running,
+            logger: logger,
             sql: PostgresPoolSQLDatabase(
-                client: client, name: url.description, logger: logger, eventLoop: group.any()))
+                client: client, name: url.description, connectionWait: connectionWait, logger: logger,
+                eventLoop: group.any()))
     }
 
     /// Runs `body` in a `SERIALIZABLE` transaction on one pooled connection. When PostgreSQL reports that it could
@@ -64,7 +69,7 @@ struct PostgresDriver: DatabaseDriver {
         let logger = self.logger
         for attempt in 1...Self.maxAttempts {
             do {
-                return try await client.withConnection(waitingAtMost: Self.connectionWait, database: name) {
+                return try await client.withConnection(waitingAtMost: connectionWait, database: name) {
                     connection in
                     let session = connection.sql(logger: logger)
                     try await session.raw("BEGIN ISOLATION LEVEL SERIALIZABLE").run()
@@ -102,7 +107,7 @@ struct PostgresDriver: DatabaseDriver {
     /// other connections of the pool), and releases it; `false` without running `body` when another session holds it.
     func runAlone(_ lockKey: Int64, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
         let logger = self.logger
-        return try await client.withConnection(waitingAtMost: Self.connectionWait, database: name) { connection in
+        return try await client.withConnection(waitingAtMost: connectionWait, database: name) { connection in
             let session = connection.sql(logger: logger)
             let taken = try await session.raw("SELECT pg_try_advisory_lock(\(bind: lockKey)) AS taken")
                 .first(decodingColumn: "taken", as: Bool.self) ?? false

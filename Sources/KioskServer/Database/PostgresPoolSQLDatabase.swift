@@ -4,13 +4,15 @@ import SQLKit
 
 /// SQLKit over postgres-nio's pool: each statement runs on a connection leased for that statement, and
 /// ``withSession(_:)`` leases one connection for the whole closure. A statement waits at most
-/// ``PostgresDriver/connectionWait`` for its connection (SQLKit's `withSession` is not bounded: its result need not
+/// ``connectionWait`` for its connection (SQLKit's `withSession` is not bounded: its result need not
 /// be `Sendable`, and Kiosk does not call it). postgres-kit's `PostgresConnection.sql()` does
 /// the SQL: the PostgreSQL dialect, binds and row decoding.
 struct PostgresPoolSQLDatabase: SQLDatabase {
     let client: PostgresClient
     /// The database's URL, password redacted, for errors.
     let name: String
+    /// How long a statement waits for a connection of the pool (`--database-wait`).
+    let connectionWait: Duration
     let logger: Logger
     /// An event loop of the pool's group, for SQLKit's future-based calls.
     let eventLoop: any EventLoop
@@ -25,7 +27,7 @@ struct PostgresPoolSQLDatabase: SQLDatabase {
 
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let logger = self.logger
-        try await client.withConnection(waitingAtMost: PostgresDriver.connectionWait, database: name) { connection in
+        try await client.withConnection(waitingAtMost: connectionWait, database: name) { connection in
             try await connection.sql(logger: logger).execute(sql: query, onRow)
         }
     }

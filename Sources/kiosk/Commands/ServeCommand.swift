@@ -90,6 +90,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("faults"), help: help("faults")) var faults: String?
     @Option(name: .customLong("faults-seed"), help: help("faults-seed")) var faultsSeed: String?
     @Option(name: .customLong("offload"), help: help("offload")) var offload: String?
+    @Option(name: .customLong("database-wait"), help: help("database-wait")) var databaseWait: String?
     @Option(name: .customLong("s3-endpoint"), help: help("s3-endpoint")) var s3Endpoint: String?
     @Option(name: .customLong("s3-region"), help: help("s3-region")) var s3Region: String?
     @Option(name: .customLong("s3-addressing"), help: help("s3-addressing")) var s3Addressing: String?
@@ -121,6 +122,7 @@ struct ServeCommand: AsyncParsableCommand {
             ("max-header-size", maxHeaderSize),
             ("faults", faults), ("faults-seed", faultsSeed), ("offload", offload), ("s3-endpoint", s3Endpoint),
             ("s3-region", s3Region), ("s3-addressing", s3Addressing), ("offload-url-lifetime", offloadURLLifetime),
+            ("database-wait", databaseWait),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } })
     }

@@ -49,6 +49,12 @@ final class ServeProcess: LoopbackKioskServer {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
+        // Nothing of the test process's own: a child holding its stderr (the test runner's pipe) would keep
+        // `swift test` waiting for that pipe's end after a crash of the test process, as long as the child lived.
+        let errors = root.appendingPathComponent("serve.stderr")
+        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: errors)
+        process.standardInput = FileHandle.nullDevice
         try process.run()
         do {
             let port = try await listeningPort(output.fileHandleForReading)
@@ -56,8 +62,10 @@ final class ServeProcess: LoopbackKioskServer {
         } catch {
             process.terminate()
             process.waitUntilExit()
+            let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(at: root)
-            throw error
+            throw TestServerError.unexpected(
+                status: 0, body: "kiosk serve did not start (\(error)): \(said.suffix(2000))")
         }
     }
 

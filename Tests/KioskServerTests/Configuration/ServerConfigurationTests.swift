@@ -33,7 +33,7 @@ struct ServerConfigurationTests {
             "database": "postgres://kiosk:pw@db.internal:5433/kiosk", "offload": "nginx:/_kiosk/files",
             "s3-endpoint": "https://s3.example.com", "s3-region": "eu-west-3", "s3-addressing": "virtual",
             "offload-url-lifetime": "120", "s3-access-key-id": "AK", "s3-secret-access-key": "sk",
-            "s3-session-token": "st",
+            "s3-session-token": "st", "database-wait": "9",
         ]
         // Faults are refused with the App Store: read below, with the sandbox store.
         #expect(Set(values.keys).union(["faults", "faults-seed"]) == Set(ServerSetting.all.map(\.name)))
@@ -77,6 +77,7 @@ struct ServerConfigurationTests {
             #expect(configuration.offloadURLLifetime == .seconds(120))
             #expect(configuration.s3AccessKeyID == "AK" && configuration.s3SecretAccessKey == "sk")
             #expect(configuration.s3SessionToken == "st")
+            #expect(configuration.databaseWait == .seconds(9))
         }
         let faulty = try ServerConfiguration(options: ["faults": "chaos:0.5", "faults-seed": "42"], environment: [:])
         #expect(faulty.faults != nil && faulty.faultsSeed == 42)

@@ -19,7 +19,7 @@ struct DatabaseOutageTests {
         try await TestDatabase.withURL(.postgres) { url in
             guard case .postgres(let database) = url.location else { return }
             let server = try TestDatabase.postgresServer()
-            try await Instances.withInstances(1, on: url) { ports in
+            try await Instances.withInstances(1, on: url, databaseWait: KioskDatabase.defaultConnectionWait) { ports in
                 let port = ports[0]
                 let purchase = try KioskJSON.decode(
                     SandboxPurchaseResponse.self,

@@ -17,7 +17,8 @@ struct InstancesSharingADatabaseTests {
     /// Starts `count` servers on `url` with one grant secret and one catalog, runs `body` with their ports, and
     /// stops them.
     static func withInstances(
-        _ count: Int, on url: DatabaseURL, _ body: ([Int]) async throws -> Void
+        _ count: Int, on url: DatabaseURL, databaseWait: Duration = TestDatabase.connectionWait,
+        _ body: ([Int]) async throws -> Void
     ) async throws {
         let content = try ServerTestDirectory("shared-content")
         try content.writeProduct(
@@ -29,6 +30,7 @@ struct InstancesSharingADatabaseTests {
             for folder in folders {
                 var configuration = ServerConfiguration.forTests(content: content.url, data: folder.url)
                 configuration.database = url
+                configuration.databaseWait = databaseWait
                 configuration.grantSecret = "a grant secret the instances share, long enough to be one"
                 instances.append(
                     try await LiveKioskServer.start(configuration: configuration, logger: LogRecorder().logger))

@@ -29,7 +29,7 @@ struct SchemaMigrationTests {
             // Opening it again applies nothing.
             try await TestDatabase.withOpened(url) { database in
                 #expect(try await Self.recordedVersions(in: database) == SchemaMigrations.all.map(\.version))
-                try await database.checkReachable()
+                try await database.checkReachable(timeout: TestDatabase.connectionWait)
             }
         }
     }

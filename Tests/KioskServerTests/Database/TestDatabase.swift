@@ -1,6 +1,6 @@
 import Foundation
+import KioskServerTestSupport
 import Logging
-import PostgresNIO
 import SQLKit
 import SQLiteKit
 import Testing
@@ -16,13 +16,18 @@ import Testing
 /// parallel.
 enum TestDatabase {
     /// The variable naming the PostgreSQL server of the tests.
-    static let postgresVariable = "KIOSK_TEST_POSTGRES_URL"
+    static let postgresVariable = PostgresTestServer.variable
 
     /// Whether `KIOSK_TEST_POSTGRES_URL` is set.
-    static let isPostgresConfigured = !(ProcessInfo.processInfo.environment[postgresVariable] ?? "").isEmpty
+    static let isPostgresConfigured = PostgresTestServer.isConfigured
 
     /// The arguments of a test that runs on every engine: SQLite, and PostgreSQL when configured.
     static let engines: [KioskDatabase.Engine] = isPostgresConfigured ? [.sqlite, .postgres] : [.sqlite]
+
+    /// How long the tests' databases and servers wait for a PostgreSQL connection: far longer than the server's
+    /// default, so that a loaded machine (the whole suite starting at once on two cores) makes a test slower, never a
+    /// refusal. The outage tests, which check that the wait is bounded, set their own.
+    static let connectionWait = Duration.seconds(120)
 
     /// The logger of the test databases: silent.
     static let logger = Logger(label: "kiosk.tests.database") { _ in SwiftLogNoOpLogHandler() }
@@ -49,7 +54,7 @@ enum TestDatabase {
         _ url: DatabaseURL, logger: Logger = TestDatabase.logger,
         _ body: (KioskDatabase) async throws -> T
     ) async throws -> T {
-        let database = try await KioskDatabase.open(url, logger: logger)
+        let database = try await KioskDatabase.open(url, connectionWait: connectionWait, logger: logger)
         do {
             let result = try await body(database)
             try await database.close()
@@ -85,33 +90,13 @@ enum TestDatabase {
             defer { try? FileManager.default.removeItem(at: folder) }
             return try await body(.sqlite(path: folder.appendingPathComponent("kiosk.sqlite").path))
         case .postgres:
-            let server = try postgresServer()
-            let name = "kiosk_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-            try await administer(server, "CREATE DATABASE \(name)")
-            var fresh = server
-            fresh.database = name
-            do {
-                let result = try await body(DatabaseURL(.postgres(fresh)))
-                try await administer(server, "DROP DATABASE \(name) WITH (FORCE)")
-                return result
-            } catch {
-                try? await administer(server, "DROP DATABASE \(name) WITH (FORCE)")
-                throw error
-            }
+            return try await PostgresTestServer.withFreshDatabase { url in try await body(DatabaseURL(parsing: url)) }
         }
     }
 
     /// Runs one statement on the test server's own database, over a connection of its own.
     static func administer(_ server: DatabaseURL.Postgres, _ statement: String) async throws {
-        let connection = try await PostgresConnection.connect(
-            configuration: try server.connectionConfiguration(), id: 0, logger: logger)
-        do {
-            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
-        }
+        try await PostgresTestServer.administer(server, statement)
     }
 }
 
@@ -124,6 +109,8 @@ struct PostgreSQLTestServerTests {
             "KIOSK_TEST_POSTGRES_URL not set: the database tests run on SQLite only"))
     func theDatabaseTestsAlsoRunOnPostgreSQL() async throws {
         #expect(TestDatabase.engines.contains(.postgres))
-        try await TestDatabase.with(.postgres) { database in try await database.checkReachable() }
+        try await TestDatabase.with(.postgres) { database in
+            try await database.checkReachable(timeout: TestDatabase.connectionWait)
+        }
     }
 }

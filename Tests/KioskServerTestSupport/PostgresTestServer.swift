@@ -1,0 +1,63 @@
+import Foundation
+import KioskServer
+import Logging
+import PostgresNIO
+
+/// The PostgreSQL server of the tests, named by `KIOSK_TEST_POSTGRES_URL` (`postgres://role:password@127.0.0.1:PORT/
+/// postgres`, a role with CREATEDB; `.ci/run` starts one): fresh databases on it, one per test, dropped afterwards,
+/// so that tests run in parallel. Without the variable, tests that need PostgreSQL say so and are skipped.
+package enum PostgresTestServer {
+    /// `KIOSK_TEST_POSTGRES_URL` is not a `postgres://` URL.
+    package struct NotAPostgresURL: Error, CustomStringConvertible {
+        package var description: String { "\(PostgresTestServer.variable) must be a postgres:// URL" }
+    }
+
+    /// The variable naming the server.
+    package static let variable = "KIOSK_TEST_POSTGRES_URL"
+
+    /// The server's URL, when the variable is set and not empty.
+    package static let url: String? = ProcessInfo.processInfo.environment[variable].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// Whether the variable is set.
+    package static var isConfigured: Bool { url != nil }
+
+    /// Why a PostgreSQL test is skipped.
+    package static let unavailableReason = "\(variable) not set: needs a PostgreSQL server (.ci/postgres.sh)"
+
+    /// Runs `body` with the URL of a new, empty database on the server (the server's URL with another database
+    /// name: `kiosk_t_<random>`), and drops the database afterwards, whether `body` returns or throws. `body` closes
+    /// what it opens.
+    package static func withFreshDatabase<T>(_ body: (String) async throws -> T) async throws -> T {
+        guard let url, var components = URLComponents(string: url),
+            case .postgres(let server) = try DatabaseURL(parsing: url).location
+        else { throw NotAPostgresURL() }
+        let name = "kiosk_t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        components.path = "/" + name
+        guard let fresh = components.string else { throw NotAPostgresURL() }
+        try await administer(server, "CREATE DATABASE \(name)")
+        do {
+            let result = try await body(fresh)
+            try await administer(server, "DROP DATABASE \(name) WITH (FORCE)")
+            return result
+        } catch {
+            try? await administer(server, "DROP DATABASE \(name) WITH (FORCE)")
+            throw error
+        }
+    }
+
+    /// Runs one statement on the server's own database (the one its URL names), over a connection of its own.
+    package static func administer(_ server: DatabaseURL.Postgres, _ statement: String) async throws {
+        let logger = Logger(label: "kiosk.tests.postgres") { _ in SwiftLogNoOpLogHandler() }
+        let configuration = PostgresConnection.Configuration(
+            host: server.host, port: server.port, username: server.username, password: server.password,
+            database: server.database, tls: .disable)
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            try await connection.close()
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+}
