@@ -34,6 +34,20 @@ struct S3OffloadTests {
         }
     }
 
+    /// Runs `body` with a Kiosk offloading to a fresh bucket of the emulator behind a ``PresignedStoreGate`` (its
+    /// clock `skew` ahead, relaying `bytesPerSecond` a connection), URLs living `lifetime`.
+    static func withStore(
+        lifetime: Duration = .seconds(600), skew: TimeInterval = 0, bytesPerSecond: Int? = nil,
+        _ body: (TestServer, PresignedStoreGate, String) async throws -> Void
+    ) async throws {
+        let bucket = try await ContentPushCommandTests.freshBucket()
+        let gate = try PresignedStoreGate(to: upstreamPort(), skew: skew, bytesPerSecond: bytesPerSecond)
+        defer { gate.stop() }
+        try await TestServer.with(configure: offload(to: bucket, at: gate, lifetime: lifetime)) { server in
+            try await body(server, gate, bucket)
+        }
+    }
+
     /// `kiosk content push` of the server's content folder to `bucket` under `content/`, straight to the emulator.
     static func push(_ server: TestServer, to bucket: String) async throws {
         let outcome = try await ChildProcess.runKiosk(
@@ -69,10 +83,7 @@ struct S3OffloadTests {
     /// ranged GETs with no token and no `If-Range`, and Kiosk sends no file byte.
     @Test(.enabled(if: endpoint != nil, "KIOSK_TEST_S3_ENDPOINT not set: needs moto_server (.ci/moto.sh)"))
     func theFilesComeFromTheStoreWithNoTokenSentThere() async throws {
-        let bucket = try await ContentPushCommandTests.freshBucket()
-        let gate = try PresignedStoreGate(to: Self.upstreamPort())
-        defer { gate.stop() }
-        try await TestServer.with(configure: Self.offload(to: bucket, at: gate, lifetime: .seconds(600))) { server in
+        try await Self.withStore { server, gate, bucket in
             let files = [
                 Self.path: Support.randomData(12 << 20), "Contents/cover.jpg": Data("cover".utf8),
                 "Contents/notes/a b+c.txt": Data("notes".utf8),
@@ -110,10 +121,7 @@ struct S3OffloadTests {
     /// (about 6 s) renews its grant, on time or on the 403, and goes on from the bytes it has.
     @Test(.enabled(if: endpoint != nil, "KIOSK_TEST_S3_ENDPOINT not set: needs moto_server (.ci/moto.sh)"))
     func urlsExpiringMidDownloadAreRenewedAndTheGetGoesOn() async throws {
-        let bucket = try await ContentPushCommandTests.freshBucket()
-        let gate = try PresignedStoreGate(to: Self.upstreamPort(), skew: 1.5, bytesPerSecond: 2 << 20)
-        defer { gate.stop() }
-        try await TestServer.with(configure: Self.offload(to: bucket, at: gate, lifetime: .seconds(4))) { server in
+        try await Self.withStore(lifetime: .seconds(4), skew: 1.5, bytesPerSecond: 2 << 20) { server, gate, bucket in
             let data = Support.randomData(24 << 20)
             let hashes = try await Support.publish(Self.product, version: "1.0", files: [Self.path: data], on: server)
             try await Self.push(server, to: bucket)
@@ -141,10 +149,7 @@ struct S3OffloadTests {
     /// bytes the manifests say it lacks (``UpdateEndToEndTests/updateCost(old:new:_:)``), and installs 2.0 exactly.
     @Test(.enabled(if: endpoint != nil, "KIOSK_TEST_S3_ENDPOINT not set: needs moto_server (.ci/moto.sh)"))
     func anUpdateFetchesOnlyWhatChangedFromTheStore() async throws {
-        let bucket = try await ContentPushCommandTests.freshBucket()
-        let gate = try PresignedStoreGate(to: Self.upstreamPort())
-        defer { gate.stop() }
-        try await TestServer.with(configure: Self.offload(to: bucket, at: gate, lifetime: .seconds(600))) { server in
+        try await Self.withStore { server, gate, bucket in
             let versions = UpdateEndToEndTests.Versions()
             _ = try await Support.publish(Self.product, version: "1.0", files: versions.old, on: server)
             try await Self.push(server, to: bucket)

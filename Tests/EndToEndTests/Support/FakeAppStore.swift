@@ -36,7 +36,8 @@ final class FakeAppStore: Sendable {
                 let password = json["password"] as? String ?? "-"
                 calls.withLockedValue { $0.append("\(environment):\(password)") }
                 let receipt = (json["receipt-data"] as? String).flatMap { Data(base64Encoded: $0) }
-                let scenario = receipt.map { String(decoding: $0, as: UTF8.self) }?
+                let scenario =
+                    receipt.map { String(decoding: $0, as: UTF8.self) }?
                     .replacingOccurrences(of: "scenario:", with: "") ?? "?"
                 return answer(scenario: scenario, environment: environment, bundleID: bundleID, productID: productID)
             }
@@ -54,7 +55,8 @@ final class FakeAppStore: Sendable {
     }
 
     /// Runs `body` against a fresh fake store and stops it afterwards.
-    static func with<T>(bundleID: String, productID: String, _ body: (FakeAppStore) async throws -> T) async throws -> T {
+    static func with<T>(bundleID: String, productID: String, _ body: (FakeAppStore) async throws -> T) async throws -> T
+    {
         let store = try await start(bundleID: bundleID, productID: productID)
         do {
             let result = try await body(store)
@@ -101,7 +103,8 @@ final class FakeAppStore: Sendable {
             return json(appReceipt(bundleID: bundleID, productID: productID, environment: environment))
         case "sandbox-receipt":
             return environment == "production"
-                ? json(["status": 21007]) : json(appReceipt(bundleID: bundleID, productID: productID, environment: environment))
+                ? json(["status": 21007])
+                : json(appReceipt(bundleID: bundleID, productID: productID, environment: environment))
         case "other-bundle":
             return json(appReceipt(bundleID: "com.other.app", productID: productID, environment: environment))
         case "ios6":
@@ -110,7 +113,8 @@ final class FakeAppStore: Sendable {
                 "status": 0,
                 "receipt": [
                     "bid": bundleID, "bvrs": "1.0", "product_id": productID, "transaction_id": "170000000000001",
-                    "original_transaction_id": "170000000000001", "purchase_date_ms": String(now - 1000), "quantity": "1",
+                    "original_transaction_id": "170000000000001", "purchase_date_ms": String(now - 1000),
+                    "quantity": "1",
                     "item_id": "521129812",
                 ],
             ])

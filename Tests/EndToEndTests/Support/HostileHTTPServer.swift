@@ -82,15 +82,7 @@ final class HostileHTTPServer: Sendable {
     var bodyBytesSent: Int { log.bodyBytes }
 
     private func acceptLoop() {
-        while true {
-            let connection = accept(listener, nil, nil)
-            guard connection >= 0 else {
-                if errno == EINTR { continue }
-                return
-            }
-            let thread = Thread { [self] in serve(connection) }
-            thread.start()
-        }
+        RawHTTP.acceptConnections(on: listener) { connection in Thread { [self] in serve(connection) }.start() }
     }
 
     private func serve(_ fd: Int32) {

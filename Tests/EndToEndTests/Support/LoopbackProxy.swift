@@ -117,36 +117,34 @@ final class LoopbackProxy: Sendable {
     }
 
     private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else {
-                if errno == EINTR { continue }
-                return
-            }
-            if outage.withLock({ outage in
-                if outage.isDown { outage.refused += 1 }
-                return outage.isDown
-            }) {
-                Self.resetAndClose(client)
-                continue
-            }
-            let server = RawHTTP.makeTCPSocket()
-            guard server >= 0, RawHTTP.connectToLoopback(server, port: upstreamPort) else {
-                close(client)
-                if server >= 0 { close(server) }
-                continue
-            }
-            let connection = counters.withLock {
-                $0.connections += 1
-                return $0.connections
-            }
-            let pair = Pair(client: client, server: server)
-            outage.withLock { $0.live[connection] = pair }
-            Thread { [self] in pump(from: client, to: server, toServer: true, pair: pair, connection: connection) }
-                .start()
-            Thread { [self] in pump(from: server, to: client, toServer: false, pair: pair, connection: connection) }
-                .start()
+        RawHTTP.acceptConnections(on: listener) { client in relay(client) }
+    }
+
+    /// Relays the accepted connection `client` to the upstream port, or resets it during an outage.
+    private func relay(_ client: Int32) {
+        if outage.withLock({ outage in
+            if outage.isDown { outage.refused += 1 }
+            return outage.isDown
+        }) {
+            Self.resetAndClose(client)
+            return
         }
+        let server = RawHTTP.makeTCPSocket()
+        guard server >= 0, RawHTTP.connectToLoopback(server, port: upstreamPort) else {
+            close(client)
+            if server >= 0 { close(server) }
+            return
+        }
+        let connection = counters.withLock {
+            $0.connections += 1
+            return $0.connections
+        }
+        let pair = Pair(client: client, server: server)
+        outage.withLock { $0.live[connection] = pair }
+        Thread { [self] in pump(from: client, to: server, toServer: true, pair: pair, connection: connection) }
+            .start()
+        Thread { [self] in pump(from: server, to: client, toServer: false, pair: pair, connection: connection) }
+            .start()
     }
 
     /// Closes `socket` with a reset (`SO_LINGER` 0) rather than an orderly close.

@@ -22,7 +22,10 @@ final class PresignedStoreGate: Sendable {
     private let listener: Int32
     private let upstreamPort: Int
     private let state = Mutex<(heads: [String], refused: Int, toClient: Int, bodies: Int)>(([], 0, 0, 0))
-    private let settings: Mutex<(skew: TimeInterval, bytesPerSecond: Int?)>
+    /// How far ahead of the real clock the gate's clock is.
+    private let skew: TimeInterval
+    /// The most bytes a second relayed to one client; nil: as fast as it can.
+    private let bytesPerSecond: Int?
 
     /// A gate in front of the store at `127.0.0.1:upstreamPort`, its clock `skew` seconds ahead, relaying at most
     /// `bytesPerSecond` to each client (nil: as fast as it can).
@@ -30,7 +33,8 @@ final class PresignedStoreGate: Sendable {
         let (fd, port) = try RawHTTP.listenOnLoopback()
         listener = fd
         self.upstreamPort = upstreamPort
-        settings = Mutex((skew, bytesPerSecond))
+        self.skew = skew
+        self.bytesPerSecond = bytesPerSecond
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
         Thread { [self] in acceptLoop() }.start()
     }
@@ -44,9 +48,6 @@ final class PresignedStoreGate: Sendable {
     /// The bytes of response bodies relayed so far (heads not counted): the content clients received.
     var bodyBytesToClient: Int { state.withLock { $0.bodies } }
 
-    /// Moves the gate's clock `skew` seconds ahead of the real one from now on.
-    func setSkew(_ skew: TimeInterval) { settings.withLock { $0.skew = skew } }
-
     /// Stops accepting; requests in progress finish.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
@@ -54,14 +55,7 @@ final class PresignedStoreGate: Sendable {
     }
 
     private func acceptLoop() {
-        while true {
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else {
-                if errno == EINTR { continue }
-                return
-            }
-            Thread { [self] in serve(client) }.start()
-        }
+        RawHTTP.acceptConnections(on: listener) { client in Thread { [self] in serve(client) }.start() }
     }
 
     /// Reads one request head from `client`, and refuses it or relays it and the answer.
@@ -69,7 +63,7 @@ final class PresignedStoreGate: Sendable {
         defer { close(client) }
         guard let head = Self.readHead(client) else { return }
         state.withLock { $0.heads.append(head) }
-        let (skew, pace) = settings.withLock { ($0.skew, $0.bytesPerSecond) }
+        let pace = bytesPerSecond
         guard Self.isAlive(head, at: Date().addingTimeInterval(skew)) else {
             state.withLock { $0.refused += 1 }
             let body =

@@ -82,6 +82,19 @@ enum RawHTTP {
         return (fd, Int(UInt16(bigEndian: address.sin_port)))
     }
 
+    /// Accepts connections on `listener` until it is closed (or fails otherwise than by a signal), handing each to
+    /// `handle` on the accepting thread: the loop of the tests' own servers and relays.
+    static func acceptConnections(on listener: Int32, _ handle: (Int32) -> Void) {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            handle(connection)
+        }
+    }
+
     /// Connects `fd` to `127.0.0.1:port`; whether it worked.
     static func connectToLoopback(_ fd: Int32, port: Int) -> Bool {
         var address = sockaddr_in()
