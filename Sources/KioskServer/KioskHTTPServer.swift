@@ -173,6 +173,17 @@ public struct KioskHTTPServer: Sendable {
                 "fault injection is on: content responses may fail on purpose",
                 metadata: ["faults": "\(faults)", "seed": "\(configuration.faultsSeed.map(String.init) ?? "random")"])
         }
+        if configuration.store == .appstore {
+            if let key = try configuration.appStoreAPIKey() {
+                logger.info(
+                    "App Store Server API key loaded",
+                    metadata: ["key_id": "\(key.keyID)", "issuer_id": "\(key.issuerID)"])
+            } else {
+                logger.notice(
+                    "no App Store Server API key",
+                    metadata: ["set": "KIOSK_APP_STORE_KEY_FILE, KIOSK_APP_STORE_KEY_ID, KIOSK_APP_STORE_ISSUER_ID"])
+            }
+        }
         if configuration.exposesSandbox {
             logger.warning(
                 "the sandbox store, which sells everything for free, listens on a public address",
@@ -236,7 +247,8 @@ public struct KioskHTTPServer: Sendable {
             logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(
             // Shut down in reverse order: the HTTP server first, then the revocation feed its downloads rely on.
-            services: [revocationFeed, revocationPruning, app], gracefulShutdownSignals: gracefulShutdownSignals, logger: logger)
+            services: [revocationFeed, revocationPruning, app], gracefulShutdownSignals: gracefulShutdownSignals,
+            logger: logger)
         // Past the grace, the shutdown becomes a cancellation: the connections still answering are closed.
         groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGrace
         let group = ServiceGroup(configuration: groupConfiguration)

@@ -46,6 +46,20 @@ public struct ServerConfiguration: Sendable {
     public var productionVerifyURL: URL = ReceiptVerifier.appleProductionURL
     /// The sandbox `verifyReceipt` URL (used with `--store appstore`): `https`, or `http` to a loopback address.
     public var sandboxVerifyURL: URL = ReceiptVerifier.appleSandboxURL
+    /// The production App Store Server API (`--app-store-api-url`): `https`, or `http` to a loopback address; a path
+    /// in it prefixes every request's.
+    public var appStoreAPIURL: URL = AppStoreAPIClient.BaseURLs.production
+    /// The sandbox App Store Server API (`--app-store-sandbox-api-url`).
+    public var appStoreSandboxAPIURL: URL = AppStoreAPIClient.BaseURLs.sandbox
+    /// The `.p8` file of the in-app purchase key that signs App Store Server API requests.
+    public var appStoreKeyFile: URL?
+    /// The key itself, its PEM text (`KIOSK_APP_STORE_KEY`, from the environment only); the key file wins. Never
+    /// logged.
+    public var appStoreKey: String?
+    /// The key's ID in App Store Connect.
+    public var appStoreKeyID: String?
+    /// The team's issuer ID in App Store Connect.
+    public var appStoreIssuerID: String?
     /// The app-specific shared secret sent as `password` (from `KIOSK_SHARED_SECRET`). Never logged.
     public var sharedSecret: String?
     /// The grant signing secret (from `KIOSK_GRANT_SECRET`); when nil a key is generated into the data directory.
@@ -165,6 +179,38 @@ public struct ServerConfiguration: Sendable {
 
     /// Checks the settings that only make sense together.
     /// - Throws: ``ServerConfigurationError`` describing the first problem found.
+    /// The key that signs App Store Server API requests, from the key file (or the inline key), the key ID, the
+    /// issuer ID and the bundle ID; nil when none of the three is given (the API is then off).
+    /// - Throws: ``ServerConfigurationError`` naming what is missing or unreadable (never the key's text).
+    public func appStoreAPIKey() throws(ServerConfigurationError) -> AppStoreAPIKey? {
+        let given = (key: appStoreKeyFile != nil || appStoreKey != nil, id: appStoreKeyID, issuer: appStoreIssuerID)
+        guard given.key || given.id != nil || given.issuer != nil else { return nil }
+        let missing = [
+            given.key ? nil : "--app-store-key-file (or KIOSK_APP_STORE_KEY)",
+            given.id == nil ? "--app-store-key-id" : nil, given.issuer == nil ? "--app-store-issuer-id" : nil,
+        ].compactMap { $0 }
+        guard missing.isEmpty, let keyID = given.id, let issuerID = given.issuer else {
+            throw ServerConfigurationError(
+                "The App Store Server API needs its key, key ID and issuer ID together; missing: "
+                    + missing.joined(separator: ", ") + " (App Store Connect: Users and Access, Integrations, "
+                    + "In-App Purchase).")
+        }
+        let pem: String
+        if let file = appStoreKeyFile {
+            guard let text = try? String(contentsOf: file, encoding: .utf8) else {
+                throw ServerConfigurationError("--app-store-key-file \(file.path) cannot be read.")
+            }
+            pem = text
+        } else {
+            pem = appStoreKey ?? ""
+        }
+        do {
+            return try AppStoreAPIKey(pem: pem, keyID: keyID, issuerID: issuerID, bundleID: bundleID)
+        } catch {
+            throw ServerConfigurationError("The App Store Server API key: \(error).")
+        }
+    }
+
     /// The offload to an S3-compatible store that `--offload s3:…` and the `--s3-…` settings describe; nil without
     /// `--offload s3:…`.
     public func s3ContentOffload() throws(ServerConfigurationError) -> S3ContentOffload? {
@@ -220,6 +266,15 @@ public struct ServerConfiguration: Sendable {
                     + "Remove one.")
         }
         _ = try s3ContentOffload()
+        _ = try appStoreAPIKey()
+        for (name, url) in [
+            ("--app-store-api-url", appStoreAPIURL), ("--app-store-sandbox-api-url", appStoreSandboxAPIURL),
+        ]
+        where !Self.isAcceptableStoreURL(url) {
+            throw ServerConfigurationError(
+                "\(name) '\(url.absoluteString.prefix(200))' must be an https URL (http only to a loopback address): "
+                    + "the API's bearer tokens travel to it.")
+        }
         if faults != nil, store == .appstore {
             throw ServerConfigurationError(
                 "Fault injection cannot run with the App Store: it would break real purchases. Remove --faults, or "

@@ -309,6 +309,25 @@ extension ServerSetting {
             "sandbox-verify-url", \.sandboxVerifyURL, .storeURL,
             help: "The sandbox verifyReceipt URL (appstore mode)."),
         ServerSetting(
+            "app-store-api-url", \.appStoreAPIURL, .storeURL,
+            help: "The production App Store Server API (appstore mode); a path in it prefixes every request's."),
+        ServerSetting(
+            "app-store-sandbox-api-url", \.appStoreSandboxAPIURL, .storeURL,
+            help: "The sandbox App Store Server API (appstore mode)."),
+        ServerSetting(
+            "app-store-key-file", \.appStoreKeyFile, .path,
+            help: "The .p8 file of the in-app purchase key that signs App Store Server API requests.",
+            unset: "none: the API is off"),
+        ServerSetting(
+            "app-store-key-id", \.appStoreKeyID, .text, help: "That key's ID in App Store Connect.",
+            unset: "none: the API is off"),
+        ServerSetting(
+            "app-store-issuer-id", \.appStoreIssuerID, .text, help: "The team's issuer ID in App Store Connect.",
+            unset: "none: the API is off"),
+        ServerSetting(
+            "app-store-key", \.appStoreKey, .text, help: "The key's PEM text, instead of the key file.",
+            hasOption: false),
+        ServerSetting(
             "transaction-environments", \.transactionEnvironments, .environments,
             help: "Comma-separated App Store environments whose receipts and signed transactions are accepted.",
             unset: "Sandbox with --store sandbox, Production,Sandbox with appstore"),

@@ -91,6 +91,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("faults-seed"), help: help("faults-seed")) var faultsSeed: String?
     @Option(name: .customLong("offload"), help: help("offload")) var offload: String?
     @Option(name: .customLong("database-wait"), help: help("database-wait")) var databaseWait: String?
+    @Option(name: .customLong("app-store-api-url"), help: help("app-store-api-url")) var appStoreAPIURL: String?
+    @Option(name: .customLong("app-store-sandbox-api-url"), help: help("app-store-sandbox-api-url"))
+    var appStoreSandboxAPIURL: String?
+    @Option(name: .customLong("app-store-key-file"), help: help("app-store-key-file")) var appStoreKeyFile: String?
+    @Option(name: .customLong("app-store-key-id"), help: help("app-store-key-id")) var appStoreKeyID: String?
+    @Option(name: .customLong("app-store-issuer-id"), help: help("app-store-issuer-id")) var appStoreIssuerID: String?
     @Option(name: .customLong("s3-endpoint"), help: help("s3-endpoint")) var s3Endpoint: String?
     @Option(name: .customLong("s3-region"), help: help("s3-region")) var s3Region: String?
     @Option(name: .customLong("s3-addressing"), help: help("s3-addressing")) var s3Addressing: String?
@@ -122,7 +128,9 @@ struct ServeCommand: AsyncParsableCommand {
             ("max-header-size", maxHeaderSize),
             ("faults", faults), ("faults-seed", faultsSeed), ("offload", offload), ("s3-endpoint", s3Endpoint),
             ("s3-region", s3Region), ("s3-addressing", s3Addressing), ("offload-url-lifetime", offloadURLLifetime),
-            ("database-wait", databaseWait),
+            ("database-wait", databaseWait), ("app-store-api-url", appStoreAPIURL),
+            ("app-store-sandbox-api-url", appStoreSandboxAPIURL), ("app-store-key-file", appStoreKeyFile),
+            ("app-store-key-id", appStoreKeyID), ("app-store-issuer-id", appStoreIssuerID),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } })
     }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import KioskCore
+import KioskServerTestSupport
 import KioskStore
 import NIOConcurrencyHelpers
 import Testing
@@ -258,5 +259,37 @@ struct AppStoreAPIClientTests {
     ])
     func applesErrorBodiesAreRead(file: String, code: Int) throws {
         #expect(AppStoreAPIErrorBody.decode(try Self.fixture(file))?.errorCode == code)
+    }
+}
+
+/// What an App Store mode server says at start about its App Store Server API key: loaded (its IDs, never the key)
+/// or absent (which variables to set).
+@Suite("App Store Server API key at start")
+struct AppStoreAPIKeyStartLogTests {
+    static func start(with key: String?) async throws -> String {
+        let (content, data) = (try ServerTestDirectory("api-log-content"), try ServerTestDirectory("api-log-data"))
+        try content.writeProduct(id: "com.example.issue")
+        var configuration = ServerConfiguration.forTests(content: content.url, data: data.url)
+        configuration.store = .appstore
+        configuration.bundleID = "com.acme.newsstand"
+        if let key {
+            configuration.appStoreKey = key
+            configuration.appStoreKeyID = "KEY1234567"
+            configuration.appStoreIssuerID = "57246542-96fe-1a63-e053-0824d011072a"
+        }
+        let log = LogRecorder()
+        let server = try await LiveKioskServer.start(configuration: configuration, logger: log.logger)
+        await server.stop()
+        return DatabasePasswordLoggingTests.text(of: log)
+    }
+
+    @Test func aKeyIsAnnouncedByItsIDsAndItsAbsenceSaysWhatToSet() async throws {
+        let pem = P256.Signing.PrivateKey().pemRepresentation
+        let loaded = try await Self.start(with: pem)
+        #expect(loaded.contains("App Store Server API key loaded") && loaded.contains("KEY1234567"))
+        let body = pem.split(separator: "\n").dropFirst().first.map(String.init) ?? pem
+        #expect(!loaded.contains(body) && !loaded.contains("PRIVATE KEY"))
+        let absent = try await Self.start(with: nil)
+        #expect(absent.contains("no App Store Server API key") && absent.contains("KIOSK_APP_STORE_KEY_FILE"))
     }
 }

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import KioskStore
 import Testing
@@ -6,6 +7,47 @@ import Testing
 
 @Suite("Server configuration: options, environment, defaults")
 struct ServerConfigurationTests {
+    /// A P-256 key in PEM, as App Store Connect's `.p8` files hold one.
+    static let appStorePEM = P256.Signing.PrivateKey().pemRepresentation
+
+    @Test func theAppStoreAPIKeyComesWholeOrNotAtAll() throws {
+        #expect(try ServerConfiguration(options: [:], environment: [:]).appStoreAPIKey() == nil)
+        let folder = try ServerTestDirectory("app-store-key")
+        let file = try folder.write("AuthKey_KEY1234567.p8", Self.appStorePEM)
+        let fromFile = try ServerConfiguration(
+            options: ["app-store-key-file": file.path, "app-store-key-id": "KEY1234567", "app-store-issuer-id": "iss"],
+            environment: ["KIOSK_BUNDLE_ID": "com.acme.newsstand"])
+        let key = try #require(try fromFile.appStoreAPIKey())
+        #expect(key.keyID == "KEY1234567" && key.issuerID == "iss" && key.bundleID == "com.acme.newsstand")
+        // Options win over the variables.
+        let both = try ServerConfiguration(
+            options: ["app-store-key-id": "FROMOPTION"],
+            environment: [
+                "KIOSK_APP_STORE_KEY_ID": "FROMVARIABLE", "KIOSK_APP_STORE_ISSUER_ID": "iss",
+                "KIOSK_APP_STORE_KEY": Self.appStorePEM,
+            ])
+        #expect(try both.appStoreAPIKey()?.keyID == "FROMOPTION")
+        // Pieces missing: the error names them.
+        #expect {
+            try ServerConfiguration(options: ["app-store-key-id": "KEY1234567"], environment: [:])
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("--app-store-key-file") && text.contains("--app-store-issuer-id")
+                && !text.contains("missing: --app-store-key-id")
+        }
+        // A key that is not one: said so, and its text is not repeated.
+        #expect {
+            try ServerConfiguration(
+                options: ["app-store-key-id": "K", "app-store-issuer-id": "I"],
+                environment: ["KIOSK_APP_STORE_KEY": "-----BEGIN PRIVATE KEY-----\nc2VjcmV0\n-----END PRIVATE KEY-----"]
+            )
+        } throws: { error in
+            "\(error)".contains("not a P-256 private key") && !"\(error)".contains("c2VjcmV0")
+        }
+        #expect(throws: ServerConfigurationError.self) {
+            try ServerConfiguration(options: ["app-store-api-url": "http://api.example.com"], environment: [:])
+        }
+    }
     @Test func anOptionWinsOverTheEnvironment() throws {
         let configuration = try ServerConfiguration(
             options: ["max-installations": "5"], environment: ["KIOSK_MAX_INSTALLATIONS": "3"])
@@ -21,7 +63,10 @@ struct ServerConfigurationTests {
     }
 
     @Test func everySettingIsReadFromItsOptionAndItsVariable() throws {
+        let keys = try ServerTestDirectory("setting-keys")
+        let keyFile = try keys.write("AuthKey_KEY1234567.p8", Self.appStorePEM)
         let values: [String: String] = [
+            "app-store-key-file": keyFile.path,
             "host": "::1", "port": "9090", "content": "/srv/content", "data": "/var/lib/kiosk", "store": "appstore",
             "bundle-id": "com.acme.newsstand", "allow-public-sandbox": "true", "public-metrics": "yes",
             "verify-url": "https://store.test/verifyReceipt", "sandbox-verify-url": "http://127.0.0.1:9/verifyReceipt",
@@ -33,7 +78,9 @@ struct ServerConfigurationTests {
             "database": "postgres://kiosk:pw@db.internal:5433/kiosk", "offload": "nginx:/_kiosk/files",
             "s3-endpoint": "https://s3.example.com", "s3-region": "eu-west-3", "s3-addressing": "virtual",
             "offload-url-lifetime": "120", "s3-access-key-id": "AK", "s3-secret-access-key": "sk",
-            "s3-session-token": "st", "database-wait": "9",
+            "s3-session-token": "st", "database-wait": "9", "app-store-api-url": "https://api.test/prefix",
+            "app-store-sandbox-api-url": "http://127.0.0.1:9/api", "app-store-key-id": "KEY1234567",
+            "app-store-issuer-id": "57246542-96fe-1a63-e053-0824d011072a", "app-store-key": Self.appStorePEM,
         ]
         // Faults are refused with the App Store: read below, with the sandbox store.
         #expect(Set(values.keys).union(["faults", "faults-seed"]) == Set(ServerSetting.all.map(\.name)))
@@ -78,6 +125,9 @@ struct ServerConfigurationTests {
             #expect(configuration.s3AccessKeyID == "AK" && configuration.s3SecretAccessKey == "sk")
             #expect(configuration.s3SessionToken == "st")
             #expect(configuration.databaseWait == .seconds(9))
+            #expect(configuration.appStoreAPIURL.absoluteString == "https://api.test/prefix")
+            #expect(configuration.appStoreSandboxAPIURL.absoluteString == "http://127.0.0.1:9/api")
+            #expect(try configuration.appStoreAPIKey()?.keyID == "KEY1234567")
         }
         let faulty = try ServerConfiguration(options: ["faults": "chaos:0.5", "faults-seed": "42"], environment: [:])
         #expect(faulty.faults != nil && faulty.faultsSeed == 42)
@@ -88,8 +138,8 @@ struct ServerConfigurationTests {
         #expect(configuration.sharedSecret == nil)
         #expect(
             ServerSetting.all.filter { !$0.hasOption }.map(\.environmentVariable).sorted() == [
-                "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "KIOSK_GRANT_KEY_ID",
-                "KIOSK_GRANT_PREVIOUS_KEYS", "KIOSK_GRANT_SECRET", "KIOSK_SHARED_SECRET",
+                "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "KIOSK_APP_STORE_KEY",
+                "KIOSK_GRANT_KEY_ID", "KIOSK_GRANT_PREVIOUS_KEYS", "KIOSK_GRANT_SECRET", "KIOSK_SHARED_SECRET",
             ])
     }
 
