@@ -173,6 +173,15 @@ public struct KioskHTTPServer: Sendable {
                 "fault injection is on: content responses may fail on purpose",
                 metadata: ["faults": "\(faults)", "seed": "\(configuration.faultsSeed.map(String.init) ?? "random")"])
         }
+        if let offload = try configuration.s3ContentOffload() {
+            let location = offload.signer.location
+            logger.info(
+                "content offloaded to an object store: grants carry presigned URLs",
+                metadata: [
+                    "bucket": "\(location.bucket)", "prefix": "\(offload.prefix)", "region": "\(location.region)",
+                    "url_lifetime_seconds": "\(offload.urlLifetime.components.seconds)",
+                ])
+        }
         if configuration.store == .appstore {
             if let key = try configuration.appStoreAPIKey() {
                 logger.info(

@@ -132,4 +132,20 @@ struct S3ContentOffloadTests {
                 environment: ["AWS_ACCESS_KEY_ID": "AK", "AWS_SECRET_ACCESS_KEY": "s"])
         }
     }
+
+    @Test func theStartLogNamesTheBucketAndNoKey() async throws {
+        let (content, data) = (try ServerTestDirectory("s3-log-content"), try ServerTestDirectory("s3-log-data"))
+        try content.writeProduct(id: "com.example.issue")
+        var configuration = ServerConfiguration.forTests(content: content.url, data: data.url)
+        configuration.offload = .s3(bucket: "kiosk-content", prefix: "books")
+        configuration.s3Endpoint = URL(string: "http://127.0.0.1:9")
+        configuration.s3AccessKeyID = "AKIDSTARTLOG"
+        configuration.s3SecretAccessKey = "secret-never-logged"
+        let log = LogRecorder()
+        let server = try await LiveKioskServer.start(configuration: configuration, logger: log.logger)
+        await server.stop()
+        let text = log.entries.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+        #expect(text.contains("content offloaded to an object store") && text.contains("kiosk-content"))
+        #expect(!text.contains("secret-never-logged"))
+    }
 }
