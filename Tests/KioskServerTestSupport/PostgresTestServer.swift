@@ -7,6 +7,19 @@ import PostgresNIO
 /// postgres`, a role with CREATEDB; `.ci/run` starts one): fresh databases on it, one per test, dropped afterwards,
 /// so that tests run in parallel. Without the variable, tests that need PostgreSQL say so and are skipped.
 package enum PostgresTestServer {
+    /// A statement of ``administer(_:_:)`` failed: the statement and PostgreSQL's full description.
+    package struct Failed: Error, CustomStringConvertible {
+        package var statement: String
+        package var detail: String
+        package var description: String { "\(statement): \(detail)" }
+
+        /// A failure of `statement`, which PostgreSQL described as `detail`.
+        package init(statement: String, detail: String) {
+            self.statement = statement
+            self.detail = detail
+        }
+    }
+
     /// `KIOSK_TEST_POSTGRES_URL` is not a `postgres://` URL.
     package struct NotAPostgresURL: Error, CustomStringConvertible {
         package var description: String { "\(PostgresTestServer.variable) must be a postgres:// URL" }
@@ -48,16 +61,23 @@ package enum PostgresTestServer {
     /// Runs one statement on the server's own database (the one its URL names), over a connection of its own.
     package static func administer(_ server: DatabaseURL.Postgres, _ statement: String) async throws {
         let logger = Logger(label: "kiosk.tests.postgres") { _ in SwiftLogNoOpLogHandler() }
-        let configuration = PostgresConnection.Configuration(
+        var configuration = PostgresConnection.Configuration(
             host: server.host, port: server.port, username: server.username, password: server.password,
             database: server.database, tls: .disable)
-        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        // A loaded machine (the whole suite starting at once) may take long to connect; tests wait.
+        configuration.options.connectTimeout = .seconds(120)
         do {
-            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            do {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                try await connection.close()
+            } catch {
+                try? await connection.close()
+                throw error
+            }
+        } catch let error as PSQLError {
+            // PSQLError describes itself generically; a failed test shows what the server said.
+            throw Failed(statement: statement, detail: String(reflecting: error))
         }
     }
 }

@@ -1,8 +1,8 @@
 import PostgresNIO
 
 extension DatabaseURL.Postgres {
-    /// The configuration of ``PostgresDriver``'s pool.
-    func clientConfiguration() -> PostgresClient.Configuration {
+    /// The configuration of ``PostgresDriver``'s pool, whose connections may take `connectTimeout` to be made.
+    func clientConfiguration(connectTimeout: Duration) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS =
             switch sslMode {
             case .disable: .disable
@@ -12,12 +12,15 @@ extension DatabaseURL.Postgres {
         var configuration = PostgresClient.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.additionalStartupParameters = [("application_name", "kiosk")]
+        configuration.options.connectTimeout = connectTimeout
         return configuration
     }
 
     /// The configuration of one connection outside the pool, which the server's `pg_stat_activity` shows as
     /// `applicationName`.
-    func connectionConfiguration(applicationName: String = "kiosk") throws -> PostgresConnection.Configuration {
+    func connectionConfiguration(
+        applicationName: String = "kiosk", connectTimeout: Duration = .seconds(10)
+    ) throws -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS =
             switch sslMode {
             case .disable: .disable
@@ -27,6 +30,7 @@ extension DatabaseURL.Postgres {
         var configuration = PostgresConnection.Configuration(
             host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.additionalStartupParameters = [("application_name", applicationName)]
+        configuration.options.connectTimeout = TimeAmount(connectTimeout)
         return configuration
     }
 

@@ -38,16 +38,21 @@ struct PostgresDriver: DatabaseDriver {
     static func open(
         _ server: DatabaseURL.Postgres, url: DatabaseURL, connectionWait: Duration, logger: Logger
     ) async throws -> PostgresDriver {
+        // Making a connection may take as long as waiting for one (10 s at least, postgres-nio's default): a server
+        // that waits longer for its pool must not give up sooner on a slow connect.
+        let connectTimeout = max(.seconds(10), connectionWait)
         do {
             let probe = try await PostgresConnection.connect(
-                configuration: try server.connectionConfiguration(), id: 0, logger: logger)
+                configuration: try server.connectionConfiguration(connectTimeout: connectTimeout), id: 0,
+                logger: logger)
             try await probe.close()
         } catch {
             throw KioskDatabaseError.unreachable(database: url.description, reason: KioskDatabaseError.reason(error))
         }
         let group = PostgresClient.defaultEventLoopGroup
         let client = PostgresClient(
-            configuration: server.clientConfiguration(), eventLoopGroup: group, backgroundLogger: logger)
+            configuration: server.clientConfiguration(connectTimeout: connectTimeout), eventLoopGroup: group,
+            backgroundLogger: logger)
         let running = Task { await client.run() }
         return PostgresDriver(
             connectionWait: connectionWait, server: server, name: url.description, client: client, running: running,
@@ -109,7 +114,8 @@ struct PostgresDriver: DatabaseDriver {
         let logger = self.logger
         return try await client.withConnection(waitingAtMost: connectionWait, database: name) { connection in
             let session = connection.sql(logger: logger)
-            let taken = try await session.raw("SELECT pg_try_advisory_lock(\(bind: lockKey)) AS taken")
+            let taken =
+                try await session.raw("SELECT pg_try_advisory_lock(\(bind: lockKey)) AS taken")
                 .first(decodingColumn: "taken", as: Bool.self) ?? false
             guard taken else { return false }
             do {
@@ -147,7 +153,9 @@ struct PostgresDriver: DatabaseDriver {
         while !Task.isCancelled {
             do {
                 let connection = try await PostgresConnection.connect(
-                    configuration: try server.connectionConfiguration(applicationName: "kiosk-listener"), id: 1,
+                    configuration: try server.connectionConfiguration(
+                        applicationName: "kiosk-listener", connectTimeout: max(.seconds(10), connectionWait)),
+                    id: 1,
                     logger: logger)
                 do {
                     try await connection.listen(on: channel) { notifications in

@@ -1,6 +1,7 @@
 import Foundation
 import KioskServerTestSupport
 import Logging
+import PostgresNIO
 import SQLKit
 import SQLiteKit
 import Testing
@@ -41,12 +42,18 @@ enum TestDatabase {
         return server
     }
 
-    /// Runs `body` with a fresh database on `engine`, opened (so migrated), then closes and deletes it.
+    /// Runs `body` with a fresh database on `engine`, opened (so migrated), then closes and deletes it. A
+    /// `PSQLError`, which describes itself generically, is thrown described in full, so that a failed test says what
+    /// PostgreSQL said.
     static func with<T>(
         _ engine: KioskDatabase.Engine, logger: Logger = TestDatabase.logger,
         _ body: (KioskDatabase) async throws -> T
     ) async throws -> T {
-        try await withURL(engine) { url in try await withOpened(url, logger: logger, body) }
+        do {
+            return try await withURL(engine) { url in try await withOpened(url, logger: logger, body) }
+        } catch let error as PSQLError {
+            throw PostgresTestServer.Failed(statement: "a test on PostgreSQL", detail: String(reflecting: error))
+        }
     }
 
     /// Opens (so migrates) the database at `url`, runs `body` with it and closes it.
