@@ -141,10 +141,11 @@ public struct KioskHTTPServer: Sendable {
         let installations = InstallationService(
             purchases: purchases, ledger: ledger, metrics: metrics, maxInstallations: configuration.maxInstallations,
             removalLimit: configuration.installationRemovalLimit, now: now)
+        let s3Offload = try configuration.s3ContentOffload()
         PurchaseRoutes(
             grants: GrantService(
                 purchases: purchases, installations: installations, signer: signer, metrics: metrics,
-                grantLifetime: configuration.grantLifetime, offload: try configuration.s3ContentOffload(), now: now)
+                grantLifetime: configuration.grantLifetime, offload: s3Offload, now: now)
         ).register(on: router)
         InstallationRoutes(installations: installations).register(on: router)
         NotificationRoutes(processor: notifications).register(on: router)
@@ -173,7 +174,7 @@ public struct KioskHTTPServer: Sendable {
                 "fault injection is on: content responses may fail on purpose",
                 metadata: ["faults": "\(faults)", "seed": "\(configuration.faultsSeed.map(String.init) ?? "random")"])
         }
-        if let offload = try configuration.s3ContentOffload() {
+        if let offload = s3Offload {
             let location = offload.signer.location
             logger.info(
                 "content offloaded to an object store: grants carry presigned URLs",

@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
 import KioskCore
 import KioskServer
+import Synchronization
 import Testing
 
 @testable import KioskKit

@@ -172,11 +172,9 @@ final class FileFetcher: Sendable {
     ) async throws -> SegmentOutcome {
         let request = handler.request
         var headers = ["Accept-Encoding": "identity", "Range": "bytes=\(first)-\(last)"]
-        // A presigned URL carries its own proof: no token, no validator of Kiosk's (``ContentSource``).
-        if let token = request.token {
-            headers[BearerAuthorization.name] = BearerAuthorization.value(token)
-            if let entityTag { headers["If-Range"] = entityTag }
-        }
+        // A presigned URL carries its own proof, and no validator of Kiosk's: its request has none (``ContentSource``).
+        if let token = request.token { headers[BearerAuthorization.name] = BearerAuthorization.value(token) }
+        if let entityTag { headers["If-Range"] = entityTag }
         return try await transport.get(request.url, headers: headers, into: handler, first: first, last: last)
     }
 }

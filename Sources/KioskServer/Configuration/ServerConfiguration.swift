@@ -177,8 +177,6 @@ public struct ServerConfiguration: Sendable {
     /// Creates the default (embedded) configuration.
     public init() {}
 
-    /// Checks the settings that only make sense together.
-    /// - Throws: ``ServerConfigurationError`` describing the first problem found.
     /// The key that signs App Store Server API requests, from the key file (or the inline key), the key ID, the
     /// issuer ID and the bundle ID; nil when none of the three is given (the API is then off).
     /// - Throws: ``ServerConfigurationError`` naming what is missing or unreadable (never the key's text).
@@ -234,6 +232,8 @@ public struct ServerConfiguration: Sendable {
         }
     }
 
+    /// Checks the settings that only make sense together.
+    /// - Throws: ``ServerConfigurationError`` describing the first problem found.
     public func validate() throws(ServerConfigurationError) {
         if exposesSandbox, !allowPublicSandbox {
             throw ServerConfigurationError(

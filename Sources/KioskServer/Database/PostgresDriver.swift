@@ -21,6 +21,11 @@ struct PostgresDriver: DatabaseDriver {
     /// (``KioskDatabaseError/noConnection(database:waited:)``, 503 `database_unavailable`): `--database-wait`.
     let connectionWait: Duration
 
+    /// How long making a connection may take when statements wait `connectionWait` for one: as long (10 s at least,
+    /// postgres-nio's default), so that a server waiting longer for its pool does not give up sooner on a slow
+    /// connect.
+    static func connectTimeout(waiting connectionWait: Duration) -> Duration { max(.seconds(10), connectionWait) }
+
     /// How long a lost `LISTEN` connection waits before it is made again, at first and at most (doubling between).
     static let relistenDelays = (first: Duration.milliseconds(100), most: Duration.seconds(2))
 
@@ -38,9 +43,7 @@ struct PostgresDriver: DatabaseDriver {
     static func open(
         _ server: DatabaseURL.Postgres, url: DatabaseURL, connectionWait: Duration, logger: Logger
     ) async throws -> PostgresDriver {
-        // Making a connection may take as long as waiting for one (10 s at least, postgres-nio's default): a server
-        // that waits longer for its pool must not give up sooner on a slow connect.
-        let connectTimeout = max(.seconds(10), connectionWait)
+        let connectTimeout = Self.connectTimeout(waiting: connectionWait)
         do {
             let probe = try await PostgresConnection.connect(
                 configuration: try server.connectionConfiguration(connectTimeout: connectTimeout), id: 0,
@@ -154,7 +157,7 @@ struct PostgresDriver: DatabaseDriver {
             do {
                 let connection = try await PostgresConnection.connect(
                     configuration: try server.connectionConfiguration(
-                        applicationName: "kiosk-listener", connectTimeout: max(.seconds(10), connectionWait)),
+                        applicationName: "kiosk-listener", connectTimeout: Self.connectTimeout(waiting: connectionWait)),
                     id: 1,
                     logger: logger)
                 do {

@@ -51,18 +51,9 @@ public struct S3ObjectStore: Sendable {
         fields[.contentType] = contentType
         fields[.contentLength] = String(length)
         fields[HTTPField.Name(Self.sha256Field)!] = digest.hexString
-        let signed = try signer.signedRequest(
-            method: .put, key: key, headerFields: fields, payload: .sha256(digest), at: now())
-        var request = Self.request(.PUT, signed)
-        request.body = .stream(try FileChunks(path: path), length: .known(length))
-        let response = try await client.execute(request, timeout: .hours(1))
-        guard response.status.code == 200 else {
-            let body = try await response.body.collect(upTo: Self.maxErrorBody)
-            let code = Self.errorCode(in: String(buffer: body))
-            if code == "XAmzContentSHA256Mismatch" || code == "BadDigest" { throw S3StoreError.fileChanged(path: path) }
-            throw S3StoreError.refused(status: Int(response.status.code), key: key, code: code)
-        }
-        _ = try await response.body.collect(upTo: Self.maxErrorBody)
+        _ = try await call(
+            .PUT, key: key, query: [], fields: fields,
+            body: (.stream(try FileChunks(path: path), length: .known(length)), .sha256(digest)), changedFile: path)
     }
 
     /// The most parts one multipart upload may have.
@@ -86,7 +77,7 @@ public struct S3ObjectStore: Sendable {
         fields[.contentType] = contentType
         fields[HTTPField.Name(Self.sha256Field)!] = digest.hexString
         let created = try await call(
-            .POST, key: key, query: [("uploads", "")], fields: fields, body: nil, name: "CreateMultipartUpload")
+            .POST, key: key, query: [("uploads", "")], fields: fields, body: nil)
         guard let uploadID = Self.element("UploadId", in: created.body) else {
             throw S3StoreError.unreadableAnswer(key: key, call: "CreateMultipartUpload")
         }
@@ -106,8 +97,7 @@ public struct S3ObjectStore: Sendable {
                     body: (
                         .stream(try FileChunks(path: path, offset: offset, length: size), length: .known(size)),
                         .sha256(partDigest)
-                    ),
-                    name: "UploadPart", changedFile: path)
+                    ), changedFile: path)
                 guard let entityTag = answer.entityTag else {
                     throw S3StoreError.unreadableAnswer(key: key, call: "UploadPart")
                 }
@@ -126,16 +116,14 @@ public struct S3ObjectStore: Sendable {
             completeFields[.contentLength] = String(bytes.readableBytes)
             let completed = try await call(
                 .POST, key: key, query: [("uploadId", uploadID)], fields: completeFields,
-                body: (.bytes(bytes), .sha256(SHA256Digest(SHA256.hash(data: Array(manifest.utf8))))),
-                name: "CompleteMultipartUpload")
+                body: (.bytes(bytes), .sha256(SHA256Digest(SHA256.hash(data: Array(manifest.utf8))))))
             // S3 may answer 200 with an error in the body when the completion failed late.
             if let code = Self.errorCode(in: completed.body) {
                 throw S3StoreError.refused(status: 200, key: key, code: code)
             }
         } catch {
             _ = try? await call(
-                .DELETE, key: key, query: [("uploadId", uploadID)], fields: [:], body: nil,
-                name: "AbortMultipartUpload")
+                .DELETE, key: key, query: [("uploadId", uploadID)], fields: [:], body: nil)
             throw error
         }
     }
@@ -167,7 +155,7 @@ public struct S3ObjectStore: Sendable {
     /// for a body the store found different from its hash, when `changedFile` names the file it came from).
     private func call(
         _ method: HTTPMethod, key: String, query: [(name: String, value: String)], fields: HTTPFields,
-        body: (HTTPClientRequest.Body, SigV4Signer.Payload)?, name: String, changedFile: String? = nil
+        body: (HTTPClientRequest.Body, SigV4Signer.Payload)?, changedFile: String? = nil
     ) async throws -> (body: String, entityTag: String?) {
         let signed = try signer.signedRequest(
             method: HTTPRequest.Method(rawValue: method.rawValue)!, key: key, query: query, headerFields: fields,

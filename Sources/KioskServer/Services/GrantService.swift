@@ -73,7 +73,7 @@ struct GrantService: Sendable {
                 originalTransactionID: transaction.originalTransactionID))
         // The file list is the version's, encoded once (once per signing window with presigned URLs); only this
         // request's fields are encoded here.
-        var files = try snapshot.grantFiles.list(for: product)
+        let files: GrantFileList
         var grantExpiresAt = expiresAt
         if let offload {
             let signedAt = offload.signingTime(for: issuedAt)
@@ -82,6 +82,8 @@ struct GrantService: Sendable {
                 encode: { try GrantFileList(product: $0, presignedBy: offload, at: signedAt) })
             // The client renews the grant, and with it the URLs, before they expire.
             grantExpiresAt = min(expiresAt, offload.expiry(ofURLsSignedAt: signedAt))
+        } else {
+            files = try snapshot.grantFiles.list(for: product)
         }
         let grant = try IssuedGrant(
             fields: Grant(
