@@ -120,12 +120,15 @@ public struct KioskHTTPServer: Sendable {
             environments: configuration.acceptedTransactionEnvironments)
         let notifications = NotificationProcessor(
             verifier: signedData, ledger: ledger, revocations: revocations, metrics: metrics, now: now)
-        if let sandboxStore {
+        let sandboxAPI = sandboxStore.map { SandboxAppStoreAPI(store: $0) }
+        if let sandboxStore, let sandboxAPI {
             SandboxRoutes(
                 store: sandboxStore, verifier: verifier, bodyLimit: configuration.maxJSONBodySize,
-                notifications: notifications
+                notifications: notifications, api: sandboxAPI
             ).register(on: router)
         }
+        let appStoreAPI = try AppStoreServerAPI.configured(
+            configuration, sandbox: sandboxAPI, verifier: signedData, now: now, logger: logger)
         let sql = database.sql
         OperationsRoutes(
             metrics: metrics, verifier: verifier,
@@ -182,17 +185,6 @@ public struct KioskHTTPServer: Sendable {
                     "bucket": "\(location.bucket)", "prefix": "\(offload.prefix)", "region": "\(location.region)",
                     "url_lifetime_seconds": "\(offload.urlLifetime.components.seconds)",
                 ])
-        }
-        if configuration.store == .appstore {
-            if let key = try configuration.appStoreAPIKey() {
-                logger.info(
-                    "App Store Server API key loaded",
-                    metadata: ["key_id": "\(key.keyID)", "issuer_id": "\(key.issuerID)"])
-            } else {
-                logger.notice(
-                    "no App Store Server API key",
-                    metadata: ["set": "KIOSK_APP_STORE_KEY_FILE, KIOSK_APP_STORE_KEY_ID, KIOSK_APP_STORE_ISSUER_ID"])
-            }
         }
         if configuration.exposesSandbox {
             logger.warning(

@@ -23,18 +23,24 @@ struct SandboxTestHarness {
     let content: ServerTestDirectory
     let data: ServerTestDirectory
     let catalog: ContentCatalog
+    /// The signing chain, when the harness was made `signing`.
+    var authority: SandboxSigningAuthority? = nil
 
     /// Runs `body` with a fresh harness over a fresh database on `engine`, deleted afterwards.
+    /// With `signing`, the store has its signing chain (``authority``): it signs StoreKit 2 transactions and
+    /// notifications, and serves the App Store Server API.
     static func with<T>(
-        _ engine: KioskDatabase.Engine, sharedSecret: String? = nil, _ body: (SandboxTestHarness) async throws -> T
+        _ engine: KioskDatabase.Engine, sharedSecret: String? = nil, signing: Bool = false,
+        _ body: (SandboxTestHarness) async throws -> T
     ) async throws -> T {
         try await TestDatabase.with(engine) { database in
-            try await body(try await make(database: database, sharedSecret: sharedSecret))
+            try await body(try await make(database: database, sharedSecret: sharedSecret, signing: signing))
         }
     }
 
     static func make(
-        database: KioskDatabase, sharedSecret: String? = nil, dataDirectory: ServerTestDirectory? = nil
+        database: KioskDatabase, sharedSecret: String? = nil, dataDirectory: ServerTestDirectory? = nil,
+        signing: Bool = false
     ) async throws -> SandboxTestHarness {
         let content = try ServerTestDirectory("sandbox-content")
         let data = try dataDirectory ?? ServerTestDirectory("sandbox-data")
@@ -46,11 +52,17 @@ struct SandboxTestHarness {
         let catalog = await ContentCatalog(
             contentDirectory: content.url, dataDirectory: data.url, logger: LogRecorder().logger)
         let clock = ServerTestClock(ServerTestFixtures.november2026)
+        let authority =
+            signing
+            ? try await SandboxSigningAuthority.load(
+                from: database.sql, adoptingFileIn: data.url, now: ServerTestFixtures.november2026)
+            : nil
         let store = try await SandboxStore.open(
             database: database, dataDirectory: data.url, catalog: catalog, bundleID: bundleID,
-            sharedSecret: sharedSecret, now: clock.closure)
+            sharedSecret: sharedSecret, signingAuthority: authority, now: clock.closure)
         return SandboxTestHarness(
-            database: database, store: store, clock: clock, content: content, data: data, catalog: catalog)
+            database: database, store: store, clock: clock, content: content, data: data, catalog: catalog,
+            authority: authority)
     }
 
     /// The store's receipt signing key, as it keeps it in the database.

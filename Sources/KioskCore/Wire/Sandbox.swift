@@ -119,18 +119,24 @@ public struct SandboxNotificationRequest: Codable, Sendable, Hashable {
     public var kind: SandboxNotificationKind
     /// For `grace_period`: how long the grace lasts, in days (default 16, as the App Store's longest).
     public var graceDays: Int?
+    /// Whether the notification reaches the server (default `true`). `false` stands for a delivery that failed (the
+    /// server down, a wrong URL in App Store Connect): the change is made and the notification is listed in the
+    /// notification history as `NO_RESPONSE`, for the server to catch up on.
+    public var deliver: Bool?
 
     /// Creates a request.
-    public init(transactionID: String, kind: SandboxNotificationKind, graceDays: Int? = nil) {
+    public init(transactionID: String, kind: SandboxNotificationKind, graceDays: Int? = nil, deliver: Bool? = nil) {
         self.transactionID = transactionID
         self.kind = kind
         self.graceDays = graceDays
+        self.deliver = deliver
     }
 
     enum CodingKeys: String, CodingKey {
         case transactionID = "transaction_id"
         case kind
         case graceDays = "grace_days"
+        case deliver
     }
 }
 
@@ -138,11 +144,11 @@ public struct SandboxNotificationRequest: Codable, Sendable, Hashable {
 public struct SandboxNotificationResponse: Codable, Sendable, Hashable {
     /// The App Store Server Notifications V2 body that was delivered to `POST /v1/notifications/appstore`.
     public var signedPayload: String
-    /// The server's answer to it.
-    public var result: NotificationResult
+    /// The server's answer to it; absent when it was not delivered (`"deliver": false`).
+    public var result: NotificationResult?
 
     /// Creates an answer.
-    public init(signedPayload: String, result: NotificationResult) {
+    public init(signedPayload: String, result: NotificationResult?) {
         self.signedPayload = signedPayload
         self.result = result
     }

@@ -66,9 +66,9 @@ public struct AppStoreAPIClient: Sendable {
     /// Where the API is, per environment; a base URL may carry a path prefix.
     public struct BaseURLs: Sendable, Hashable {
         /// Apple's production API.
-        public static let production = URL(string: "https://api.storekit.apple.com")!
+        public static let production = URL(string: "https://api.storekit.itunes.apple.com")!
         /// Apple's sandbox API.
-        public static let sandbox = URL(string: "https://api.storekit-sandbox.apple.com")!
+        public static let sandbox = URL(string: "https://api.storekit-sandbox.itunes.apple.com")!
 
         /// The production base URL (`--app-store-api-url`).
         public var production: URL

@@ -47,10 +47,10 @@ public struct ServerConfiguration: Sendable {
     /// The sandbox `verifyReceipt` URL (used with `--store appstore`): `https`, or `http` to a loopback address.
     public var sandboxVerifyURL: URL = ReceiptVerifier.appleSandboxURL
     /// The production App Store Server API (`--app-store-api-url`): `https`, or `http` to a loopback address; a path
-    /// in it prefixes every request's.
-    public var appStoreAPIURL: URL = AppStoreAPIClient.BaseURLs.production
-    /// The sandbox App Store Server API (`--app-store-sandbox-api-url`).
-    public var appStoreSandboxAPIURL: URL = AppStoreAPIClient.BaseURLs.sandbox
+    /// in it prefixes every request's. Unset: Apple's, or with `--store sandbox` the sandbox store's own, in process.
+    public var appStoreAPIURL: URL?
+    /// The sandbox App Store Server API (`--app-store-sandbox-api-url`); unset as ``appStoreAPIURL``.
+    public var appStoreSandboxAPIURL: URL?
     /// The `.p8` file of the in-app purchase key that signs App Store Server API requests.
     public var appStoreKeyFile: URL?
     /// The key itself, its PEM text (`KIOSK_APP_STORE_KEY`, from the environment only); the key file wins. Never
@@ -267,7 +267,7 @@ public struct ServerConfiguration: Sendable {
         }
         _ = try s3ContentOffload()
         _ = try appStoreAPIKey()
-        for (name, url) in [
+        for case (let name, let url?) in [
             ("--app-store-api-url", appStoreAPIURL), ("--app-store-sandbox-api-url", appStoreSandboxAPIURL),
         ]
         where !Self.isAcceptableStoreURL(url) {

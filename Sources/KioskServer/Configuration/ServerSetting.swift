@@ -310,10 +310,12 @@ extension ServerSetting {
             help: "The sandbox verifyReceipt URL (appstore mode)."),
         ServerSetting(
             "app-store-api-url", \.appStoreAPIURL, .storeURL,
-            help: "The production App Store Server API (appstore mode); a path in it prefixes every request's."),
+            help: "The production App Store Server API; a path in it prefixes every request's.",
+            unset: "https://api.storekit.itunes.apple.com; with --store sandbox the sandbox store's own"),
         ServerSetting(
             "app-store-sandbox-api-url", \.appStoreSandboxAPIURL, .storeURL,
-            help: "The sandbox App Store Server API (appstore mode)."),
+            help: "The sandbox App Store Server API; a path in it prefixes every request's.",
+            unset: "https://api.storekit-sandbox.itunes.apple.com; with --store sandbox the sandbox store's own"),
         ServerSetting(
             "app-store-key-file", \.appStoreKeyFile, .path,
             help: "The .p8 file of the in-app purchase key that signs App Store Server API requests.",

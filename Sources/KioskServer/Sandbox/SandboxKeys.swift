@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import SQLKit
 
@@ -9,14 +10,17 @@ enum SandboxKeys {
     static let receiptKey = (name: "receipt_key", legacyFile: "sandbox-receipt.key")
     /// The StoreKit 2 signing chain (JSON; adopted from `sandbox-signing-chain.json`).
     static let signingChain = (name: "signing_chain", legacyFile: "sandbox-signing-chain.json")
+    /// The name of the App Store Server API key of the sandbox store's API (JSON: key ID, issuer ID, P-256 private
+    /// key in PEM); no release before kept it in a file.
+    static let apiKeyName = "api_key"
 
     /// The key `name`: the one the database holds; else the one in `legacyFile`, or a new one from `generate`, stored
     /// unless another instance stored one first (then that one is returned: instances starting at once agree).
     static func loadOrCreate(
-        _ name: String, in database: any SQLDatabase, adopting legacyFile: URL, generate: () throws -> Data
+        _ name: String, in database: any SQLDatabase, adopting legacyFile: URL?, generate: () throws -> Data
     ) async throws -> Data {
         if let stored = try await read(name, in: database) { return stored }
-        let candidate = try SecretFile.read(at: legacyFile) ?? generate()
+        let candidate = try legacyFile.flatMap { try SecretFile.read(at: $0) } ?? generate()
         try await database.insert(into: "sandbox_keys").columns("name", "value")
             .values(SQLBind(name), SQLBind(candidate.base64EncodedString()))
             .ignoringConflicts(with: ["name"])
@@ -37,5 +41,31 @@ enum SandboxKeys {
             throw SecretFile.Failure(description: "the sandbox store's \(name) in the database is not base64")
         }
         return data
+    }
+
+    /// The App Store Server API key that the sandbox store's API accepts (``SandboxAppStoreAPI``), made on first use:
+    /// a sandbox-mode server signs its API requests with it unless it is given another key.
+    static func loadOrCreateAPIKey(in database: any SQLDatabase, bundleID: String) async throws -> AppStoreAPIKey {
+        struct Stored: Codable {
+            var keyID: String
+            var issuerID: String
+            var privateKey: String
+        }
+        let data = try await loadOrCreate(apiKeyName, in: database, adopting: nil) {
+            let letters = Array("ABCDEFGHJKLMNPQRSTUVWXYZ23456789")
+            let keyID = String((0..<10).map { _ in letters.randomElement()! })
+            return try JSONEncoder().encode(
+                Stored(
+                    keyID: keyID, issuerID: UUID().uuidString.lowercased(),
+                    privateKey: P256.Signing.PrivateKey().pemRepresentation))
+        }
+        guard let stored = try? JSONDecoder().decode(Stored.self, from: data),
+            let key = try? P256.Signing.PrivateKey(pemRepresentation: stored.privateKey)
+        else {
+            throw SecretFile.Failure(
+                description: "the sandbox store's App Store Server API key in the database is damaged; delete its row "
+                    + "of sandbox_keys to generate a new one")
+        }
+        return AppStoreAPIKey(privateKey: key, keyID: stored.keyID, issuerID: stored.issuerID, bundleID: bundleID)
     }
 }

@@ -27,7 +27,8 @@ struct SandboxReceipt: Codable, Equatable {
     func encoded(signingKey: SymmetricKey) throws -> String {
         let payload = try JSONEncoder().encode(self)
         let signature = HMAC<SHA256>.authenticationCode(for: payload, using: signingKey)
-        let envelope = Envelope(payload: payload.base64EncodedString(), signature: Data(signature).base64EncodedString())
+        let envelope = Envelope(
+            payload: payload.base64EncodedString(), signature: Data(signature).base64EncodedString())
         return try JSONEncoder().encode(envelope).base64EncodedString()
     }
 

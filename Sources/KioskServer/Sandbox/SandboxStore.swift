@@ -15,18 +15,23 @@ import SQLKit
 /// ``SchemaMigrations``), so purchases survive a restart, and a purchase made at one instance is known at every
 /// instance sharing the database. Each change that reads before it writes runs as one database transaction.
 public struct SandboxStore: Sendable {
-    private let database: KioskDatabase
+    let database: KioskDatabase
     private let signingKey: SymmetricKey
-    private let catalog: ContentCatalog
-    private let bundleID: String
+    let catalog: ContentCatalog
+    let bundleID: String
     private let sharedSecret: String?
-    private let authority: SandboxSigningAuthority?
-    private let now: @Sendable () -> Date
+    let authority: SandboxSigningAuthority?
+    let now: @Sendable () -> Date
+    /// The App Store Server API key its API accepts (``SandboxAppStoreAPI``): a sandbox-mode server signs its API
+    /// requests with it unless it is given another.
+    public let apiKey: AppStoreAPIKey
 
     private init(
         database: KioskDatabase, signingKey: SymmetricKey, catalog: ContentCatalog, bundleID: String,
-        sharedSecret: String?, authority: SandboxSigningAuthority?, now: @escaping @Sendable () -> Date
+        sharedSecret: String?, authority: SandboxSigningAuthority?, apiKey: AppStoreAPIKey,
+        now: @escaping @Sendable () -> Date
     ) {
+        self.apiKey = apiKey
         self.database = database
         self.signingKey = signingKey
         self.catalog = catalog
@@ -52,9 +57,10 @@ public struct SandboxStore: Sendable {
                 description: "the sandbox receipt key in the database is not 32 bytes; delete its row of "
                     + "sandbox_keys to generate a new one")
         }
+        let apiKey = try await SandboxKeys.loadOrCreateAPIKey(in: database.sql, bundleID: bundleID)
         return SandboxStore(
             database: database, signingKey: SymmetricKey(data: key), catalog: catalog, bundleID: bundleID,
-            sharedSecret: sharedSecret, authority: signingAuthority, now: now)
+            sharedSecret: sharedSecret, authority: signingAuthority, apiKey: apiKey, now: now)
     }
 
     // MARK: Purchases
@@ -110,8 +116,7 @@ public struct SandboxStore: Sendable {
             case .consumable:
                 row = PurchaseRow(user: user, productID: productID, quantity: quantity, purchase: now, expires: nil)
             }
-            try await session.insert(into: "sandbox_purchases").model(row).run()
-            return row
+            return try await Self.insert(row, in: session)
         }
         return try await response(for: row, user: user)
     }
@@ -135,6 +140,7 @@ public struct SandboxStore: Sendable {
     ) async throws -> PurchaseRow? {
         try await session.update("sandbox_purchases")
             .set("cancellation_date_ms", to: date.millisecondsSince1970)
+            .set("modified_seq", to: try await nextModification(in: session))
             .where("transaction_id", .equal, transactionID)
             .where("cancellation_date_ms", .is, SQLLiteral.null)
             .run()
@@ -144,22 +150,27 @@ public struct SandboxStore: Sendable {
     // MARK: Notifications
 
     /// Changes a purchase as `request.kind` says and returns the App Store Server Notification V2 announcing it
-    /// (a `signedPayload`), signed by the sandbox chain.
+    /// (a `signedPayload`), signed by the sandbox chain. The notification is kept for the notification history,
+    /// delivered unless `request.deliver` is `false` (the caller delivers it).
     public func notification(for request: SandboxNotificationRequest) async throws -> String {
         guard let authority else { throw SandboxRefusal.noSigningChain }
         let now = now()
         let products = catalog.snapshot.products
-        let change = try await database.transaction { session in
-            try await Self.apply(request, at: now, products: products, in: session)
+        return try await database.transaction { session in
+            let change = try await Self.apply(request, at: now, products: products, in: session)
+            let payload = NotificationPayload(
+                notificationType: change.type, subtype: change.subtype,
+                notificationUUID: UUID().uuidString.lowercased(), signedDate: now,
+                data: NotificationPayload.Body(
+                    bundleId: bundleID, environment: "Sandbox",
+                    signedTransactionInfo: try authority.sign(signedTransaction(for: change.subject, signedDate: now)),
+                    signedRenewalInfo: try change.renewal.map { try authority.sign($0) }))
+            let signed = try authority.sign(payload)
+            try await SentNotification.record(
+                payload, signed: signed, about: change.subject.original_transaction_id,
+                delivered: request.deliver ?? true, in: session)
+            return signed
         }
-        let payload = NotificationPayload(
-            notificationType: change.type, subtype: change.subtype, notificationUUID: UUID().uuidString.lowercased(),
-            signedDate: now,
-            data: NotificationPayload.Body(
-                bundleId: bundleID, environment: "Sandbox",
-                signedTransactionInfo: try authority.sign(signedTransaction(for: change.subject, signedDate: now)),
-                signedRenewalInfo: try change.renewal.map { try authority.sign($0) }))
-        return try authority.sign(payload)
     }
 
     /// What a notification announces: its type and subtype, the transaction it carries and the renewal info.
@@ -187,6 +198,7 @@ public struct SandboxStore: Sendable {
                 throw SandboxRefusal.notRefunded(transactionID: row.transaction_id)
             }
             try await session.update("sandbox_purchases").set("cancellation_date_ms", to: SQLLiteral.null)
+                .set("modified_seq", to: try await nextModification(in: session))
                 .where("transaction_id", .equal, row.transaction_id).run()
             var subject = row
             subject.cancellation_date_ms = nil
@@ -194,15 +206,17 @@ public struct SandboxStore: Sendable {
         case .renew:
             let (latest, period) = try await latestPeriod(of: row, products: products, in: session)
             let start = max(Date(milliseconds: latest.expires_date_ms ?? now.millisecondsSince1970), now)
-            let subject = PurchaseRow(
-                user: latest.user_name, productID: latest.product_id, quantity: 1, purchase: start,
-                expires: period.end(from: start), originalTransactionID: latest.original_transaction_id)
-            try await session.insert(into: "sandbox_purchases").model(subject).run()
+            let subject = try await insert(
+                PurchaseRow(
+                    user: latest.user_name, productID: latest.product_id, quantity: 1, purchase: start,
+                    expires: period.end(from: start), originalTransactionID: latest.original_transaction_id),
+                in: session)
             return NotifiedChange(type: "DID_RENEW", subject: subject)
         case .expire, .gracePeriod:
             var (latest, _) = try await latestPeriod(of: row, products: products, in: session)
             let ended = min(latest.expires_date_ms ?? now.millisecondsSince1970, now.millisecondsSince1970)
             try await session.update("sandbox_purchases").set("expires_date_ms", to: ended)
+                .set("modified_seq", to: try await nextModification(in: session))
                 .where("transaction_id", .equal, latest.transaction_id).run()
             latest.expires_date_ms = ended
             if request.kind == .expire {
@@ -236,7 +250,7 @@ public struct SandboxStore: Sendable {
     }
 
     /// A purchase as StoreKit 2 shows it.
-    private func signedTransaction(for row: PurchaseRow, signedDate: Date) -> JWSTransaction {
+    func signedTransaction(for row: PurchaseRow, signedDate: Date) -> JWSTransaction {
         let type: String? =
             switch catalog.snapshot.products[row.product_id]?.info.type {
             case .consumable?: "Consumable"
@@ -312,14 +326,14 @@ public struct SandboxStore: Sendable {
         try await Self.purchases(ofUser: user, in: database.sql)
     }
 
-    private static func purchases(ofUser user: String, in session: any SQLDatabase) async throws -> [PurchaseRow] {
+    static func purchases(ofUser user: String, in session: any SQLDatabase) async throws -> [PurchaseRow] {
         try await session.select().column("*").from("sandbox_purchases")
             .where("user_name", .equal, user)
             .orderBy("purchase_date_ms")
             .all(decoding: PurchaseRow.self)
     }
 
-    private static func purchase(transactionID: String, in session: any SQLDatabase) async throws -> PurchaseRow? {
+    static func purchase(transactionID: String, in session: any SQLDatabase) async throws -> PurchaseRow? {
         try await session.select().column("*").from("sandbox_purchases")
             .where("transaction_id", .equal, transactionID)
             .first(decoding: PurchaseRow.self)
@@ -332,8 +346,24 @@ public struct SandboxStore: Sendable {
             }
     }
 
+    /// Stores a new purchase as the latest change (``nextModification(in:)``) and returns it as stored.
+    private static func insert(_ row: PurchaseRow, in session: any SQLDatabase) async throws -> PurchaseRow {
+        var row = row
+        row.modified_seq = try await nextModification(in: session)
+        try await session.insert(into: "sandbox_purchases").model(row).run()
+        return row
+    }
+
+    /// The number of the next change to a purchase: one more than the latest. Changes run in serializable
+    /// transactions, so no two get the same number, and a change committed later never gets a lower one.
+    private static func nextModification(in session: any SQLDatabase) async throws -> Int64 {
+        let latest = try await session.raw("SELECT MAX(modified_seq) AS latest FROM sandbox_purchases")
+            .first(decodingColumn: "latest", as: Int64?.self)
+        return ((latest ?? nil) ?? 0) + 1
+    }
+
     /// A row of `sandbox_purchases`, named as the columns are.
-    private struct PurchaseRow: Codable, Sendable {
+    struct PurchaseRow: Codable, Sendable {
         var transaction_id: String
         var original_transaction_id: String
         var user_name: String
@@ -342,6 +372,8 @@ public struct SandboxStore: Sendable {
         var purchase_date_ms: Int64
         var expires_date_ms: Int64?
         var cancellation_date_ms: Int64?
+        /// When it last changed, in the order of changes (``SandboxStore/nextModification(in:)``).
+        var modified_seq: Int64
 
         init(
             user: String, productID: String, quantity: Int, purchase: Date, expires: Date?,
@@ -356,6 +388,7 @@ public struct SandboxStore: Sendable {
             purchase_date_ms = purchase.millisecondsSince1970
             expires_date_ms = expires?.millisecondsSince1970
             cancellation_date_ms = nil
+            modified_seq = 0
         }
 
         /// A 16-digit transaction ID in the style of Apple's sandbox (`2000000…`).

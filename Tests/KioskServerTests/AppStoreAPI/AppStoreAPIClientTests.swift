@@ -249,7 +249,7 @@ struct AppStoreAPIClientTests {
         await #expect(throws: AppStoreAPIFailure.misconfigured(status: 401, errorCode: nil)) {
             try await client.send("GET", path: "/inApps/v1/transactions/1", environment: .production)
         }
-        #expect(transport.requests.withLockedValue { $0.map(\.url.host) } == ["api.storekit.apple.com"])
+        #expect(transport.requests.withLockedValue { $0.map(\.url.host) } == ["api.storekit.itunes.apple.com"])
         #expect("\(AppStoreAPIFailure.misconfigured(status: 401, errorCode: nil))".contains("key ID, issuer ID"))
     }
 
@@ -286,7 +286,7 @@ struct AppStoreAPIKeyStartLogTests {
     @Test func aKeyIsAnnouncedByItsIDsAndItsAbsenceSaysWhatToSet() async throws {
         let pem = P256.Signing.PrivateKey().pemRepresentation
         let loaded = try await Self.start(with: pem)
-        #expect(loaded.contains("App Store Server API key loaded") && loaded.contains("KEY1234567"))
+        #expect(loaded.contains("App Store Server API on") && loaded.contains("KEY1234567"))
         let body = pem.split(separator: "\n").dropFirst().first.map(String.init) ?? pem
         #expect(!loaded.contains(body) && !loaded.contains("PRIVATE KEY"))
         let absent = try await Self.start(with: nil)

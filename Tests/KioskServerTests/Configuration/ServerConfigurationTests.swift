@@ -125,8 +125,8 @@ struct ServerConfigurationTests {
             #expect(configuration.s3AccessKeyID == "AK" && configuration.s3SecretAccessKey == "sk")
             #expect(configuration.s3SessionToken == "st")
             #expect(configuration.databaseWait == .seconds(9))
-            #expect(configuration.appStoreAPIURL.absoluteString == "https://api.test/prefix")
-            #expect(configuration.appStoreSandboxAPIURL.absoluteString == "http://127.0.0.1:9/api")
+            #expect(configuration.appStoreAPIURL?.absoluteString == "https://api.test/prefix")
+            #expect(configuration.appStoreSandboxAPIURL?.absoluteString == "http://127.0.0.1:9/api")
             #expect(try configuration.appStoreAPIKey()?.keyID == "KEY1234567")
         }
         let faulty = try ServerConfiguration(options: ["faults": "chaos:0.5", "faults-seed": "42"], environment: [:])
