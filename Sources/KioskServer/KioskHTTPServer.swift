@@ -31,6 +31,11 @@ public struct KioskHTTPServer: Sendable {
     private let revocationFeed: RevocationFeed
     /// Prunes old revocation events, at one instance at a time.
     private let revocationPruning: ServiceWideJob
+    /// Catches up on the App Store's notification history, at one instance at a time; nil without the App Store
+    /// Server API or with `--notification-history-interval 0`.
+    private let notificationCatchUp: ServiceWideJob?
+    /// The App Store Server API the server calls; nil without a key (the features that need it are off).
+    public let appStoreAPI: AppStoreServerAPI?
     private let responder: RouterResponder<KioskRequestContext>
     private let logger: Logger
 
@@ -129,6 +134,23 @@ public struct KioskHTTPServer: Sendable {
         }
         let appStoreAPI = try AppStoreServerAPI.configured(
             configuration, sandbox: sandboxAPI, verifier: signedData, now: now, logger: logger)
+        self.appStoreAPI = appStoreAPI
+        let apiOutcome = AppStoreAPICallOutcome(metrics: metrics)
+        let catchUp = appStoreAPI.map {
+            NotificationCatchUp(
+                api: $0, processor: notifications, ledger: ledger,
+                environments: configuration.acceptedStoreEnvironments.sorted { $0.rawValue < $1.rawValue },
+                firstRunDays: configuration.notificationHistoryDays, outcome: apiOutcome, metrics: metrics, now: now)
+        }
+        if let catchUp, configuration.notificationHistoryInterval > .zero {
+            notificationCatchUp = ServiceWideJob(
+                name: "notification history catch-up", lockKey: NotificationCatchUp.lockKey,
+                interval: configuration.notificationHistoryInterval, database: database, logger: logger,
+                runsAtStart: true
+            ) { try await catchUp.run(logger: logger) }
+        } else {
+            notificationCatchUp = nil
+        }
         let sql = database.sql
         OperationsRoutes(
             metrics: metrics, verifier: verifier,
@@ -140,7 +162,12 @@ public struct KioskHTTPServer: Sendable {
             catalog: catalog,
             proofs: ProofVerifier(
                 receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
-            policy: EntitlementPolicy(bundleID: configuration.bundleID), now: now)
+            policy: EntitlementPolicy(bundleID: configuration.bundleID),
+            refresh: appStoreAPI.map {
+                TransactionRefresh(
+                    api: $0, ledger: ledger, revocations: revocations, outcome: apiOutcome,
+                    interval: configuration.transactionRefresh, now: now)
+            }, now: now)
         let installations = InstallationService(
             purchases: purchases, ledger: ledger, metrics: metrics, maxInstallations: configuration.maxInstallations,
             removalLimit: configuration.installationRemovalLimit, now: now)
@@ -148,7 +175,10 @@ public struct KioskHTTPServer: Sendable {
         PurchaseRoutes(
             grants: GrantService(
                 purchases: purchases, installations: installations, signer: signer, metrics: metrics,
-                grantLifetime: configuration.grantLifetime, offload: s3Offload, now: now)
+                grantLifetime: configuration.grantLifetime, offload: s3Offload,
+                history: appStoreAPI.map {
+                    HistoryRestore(api: $0, ledger: ledger, revocations: revocations, outcome: apiOutcome, now: now)
+                }, now: now)
         ).register(on: router)
         InstallationRoutes(installations: installations).register(on: router)
         NotificationRoutes(processor: notifications).register(on: router)
@@ -249,7 +279,8 @@ public struct KioskHTTPServer: Sendable {
             logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(
             // Shut down in reverse order: the HTTP server first, then the revocation feed its downloads rely on.
-            services: [revocationFeed, revocationPruning, app], gracefulShutdownSignals: gracefulShutdownSignals,
+            services: [revocationFeed, revocationPruning] + (notificationCatchUp.map { [$0] } ?? []) + [app],
+            gracefulShutdownSignals: gracefulShutdownSignals,
             logger: logger)
         // Past the grace, the shutdown becomes a cancellation: the connections still answering are closed.
         groupConfiguration.maximumGracefulShutdownDuration = configuration.shutdownGrace

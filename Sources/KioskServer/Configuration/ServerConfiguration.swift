@@ -60,6 +60,14 @@ public struct ServerConfiguration: Sendable {
     public var appStoreKeyID: String?
     /// The team's issuer ID in App Store Connect.
     public var appStoreIssuerID: String?
+    /// How long the App Store Server API's confirmation of a transaction holds before a grant looks it up again
+    /// (`--transaction-refresh`); zero looks up at every grant.
+    public var transactionRefresh: Duration = .seconds(86_400)
+    /// How often the notification history is read to catch up on missed notifications
+    /// (`--notification-history-interval`); zero turns it off.
+    public var notificationHistoryInterval: Duration = .seconds(3600)
+    /// How many days back the very first catch-up starts (`--notification-history-days`, at most 180: Apple's limit).
+    public var notificationHistoryDays = 30
     /// The app-specific shared secret sent as `password` (from `KIOSK_SHARED_SECRET`). Never logged.
     public var sharedSecret: String?
     /// The grant signing secret (from `KIOSK_GRANT_SECRET`); when nil a key is generated into the data directory.

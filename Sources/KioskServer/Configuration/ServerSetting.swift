@@ -330,6 +330,16 @@ extension ServerSetting {
             "app-store-key", \.appStoreKey, .text, help: "The key's PEM text, instead of the key file.",
             hasOption: false),
         ServerSetting(
+            "transaction-refresh", \.transactionRefresh, .seconds(minimum: 0),
+            help: "Seconds the App Store Server API's confirmation of a transaction holds before a grant looks it up "
+                + "again (0: at every grant)."),
+        ServerSetting(
+            "notification-history-interval", \.notificationHistoryInterval, .seconds(minimum: 0),
+            help: "Seconds between catch-ups on the App Store's notification history, the first at start (0: off)."),
+        ServerSetting(
+            "notification-history-days", \.notificationHistoryDays, .integer(1...180),
+            help: "How many days back the very first notification history catch-up starts (Apple keeps 180)."),
+        ServerSetting(
             "transaction-environments", \.transactionEnvironments, .environments,
             help: "Comma-separated App Store environments whose receipts and signed transactions are accepted.",
             unset: "Sandbox with --store sandbox, Production,Sandbox with appstore"),

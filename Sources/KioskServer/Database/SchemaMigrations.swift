@@ -25,7 +25,9 @@ public enum SchemaMigrations {
     public static let lockKey: Int64 = 0x4B49_4F53_4B4D_4947
 
     /// Every migration, in order.
-    static let all: [SchemaMigration] = [.initialSchema, .revocationEvents, .sandboxKeys, .sandboxAppStoreAPI]
+    static let all: [SchemaMigration] = [
+        .initialSchema, .revocationEvents, .sandboxKeys, .sandboxAppStoreAPI, .appStoreAPIState,
+    ]
 
     /// The schema version this release writes and reads.
     public static var latestVersion: Int { all.last?.version ?? 0 }

@@ -2,8 +2,8 @@ import Logging
 import ServiceLifecycle
 
 /// A periodic job that runs at one instance of the service at a time (``KioskDatabase/runAlone(_:_:)``), every
-/// `interval`, from the first interval after start until the graceful shutdown. A failed run is logged and tried
-/// again at the next interval.
+/// `interval`, from the first interval after start (or at start, with `runsAtStart`) until the graceful shutdown. A
+/// failed run is logged and tried again at the next interval.
 struct ServiceWideJob: Service {
     /// The job's name, in logs.
     let name: String
@@ -12,14 +12,18 @@ struct ServiceWideJob: Service {
     let interval: Duration
     let database: KioskDatabase
     let logger: Logger
+    /// Whether the first run is at start rather than after the first interval.
+    var runsAtStart = false
     /// The job itself; it must be idempotent.
     let body: @Sendable () async throws -> Void
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
+            var first = true
             while !Task.isCancelled {
                 do {
-                    try await Task.sleep(for: interval)
+                    if !(first && runsAtStart) { try await Task.sleep(for: interval) }
+                    first = false
                     let ran = try await database.runAlone(lockKey, body)
                     logger.debug("service-wide job", metadata: ["job": "\(name)", "ran_here": "\(ran)"])
                 } catch is CancellationError {

@@ -24,13 +24,16 @@ public struct LedgerTransaction: Codable, Sendable, Hashable {
     public var verifiedAt: Date
     /// What its cancellation closes, when it is cancelled; `nil` otherwise.
     public var revocationScope: RevocationScope?
+    /// When the App Store Server API last confirmed its state (a lookup or a history); `nil` when it never did.
+    public var confirmedAt: Date?
 
     /// Creates a ledger row.
     public init(
         transactionID: String, originalTransactionID: String, productID: String, environment: String,
         bundleID: String, purchaseDate: Date, expiresDate: Date?, cancellationDate: Date?, quantity: Int,
-        verifiedAt: Date, revocationScope: RevocationScope? = nil
+        verifiedAt: Date, revocationScope: RevocationScope? = nil, confirmedAt: Date? = nil
     ) {
+        self.confirmedAt = confirmedAt
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID
         self.productID = productID
@@ -212,9 +215,40 @@ public protocol Ledger: Sendable {
     func removalAllowance(
         originalTransactionID: String, limit: RemovalLimit, at date: Date
     ) async throws -> RemovalAllowance
+    /// Marks these transactions confirmed by the App Store Server API at `date`.
+    func markConfirmed(transactionIDs: [String], at date: Date) async throws
+    /// The customer history that returned the purchase `originalTransactionID`, if one was read.
+    func history(containing originalTransactionID: String) async throws -> CustomerHistory?
+    /// Keeps `history` (its revision and members; members already in another history move to this one).
+    func saveHistory(_ history: CustomerHistory, at date: Date) async throws
+    /// Up to when the notification history of `environment` was caught up; `nil` before the first catch-up.
+    func notificationCursor(environment: String) async throws -> Date?
+    /// Records that the notification history of `environment` was caught up to `date`.
+    func setNotificationCursor(environment: String, to date: Date, at now: Date) async throws
     /// Removes `installationID` from the purchase `originalTransactionID` and counts the removal at `date`, unless
     /// the purchase has no such installation or no removal left under `limit`.
     func removeInstallation(
         _ installationID: String, originalTransactionID: String, limit: RemovalLimit, at date: Date
     ) async throws -> InstallationRemoval
+}
+
+/// A customer's transaction history as the App Store Server API returned it: Apple gives no customer ID, so it is
+/// known by the original transactions it returned, with the `revision` after which the next read starts.
+public struct CustomerHistory: Sendable, Hashable {
+    /// Its ID in the ledger (random).
+    public var historyID: String
+    /// `Production` or `Sandbox`.
+    public var environment: String
+    /// Where the next read starts; `nil` when none was returned.
+    public var revision: String?
+    /// The original transaction IDs of every purchase it returned.
+    public var originalTransactionIDs: [String]
+
+    /// Creates a history.
+    public init(historyID: String, environment: String, revision: String?, originalTransactionIDs: [String]) {
+        self.historyID = historyID
+        self.environment = environment
+        self.revision = revision
+        self.originalTransactionIDs = originalTransactionIDs
+    }
 }

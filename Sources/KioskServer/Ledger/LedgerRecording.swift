@@ -33,4 +33,29 @@ enum LedgerRecording {
         }
         return changes
     }
+
+    /// Records transactions the App Store Server API returned (verified), as confirmed by it at `date`: what it says
+    /// is the App Store's state now (a cancellation it shows is recorded; one recorded stays). Returns the
+    /// revocations in force for the cancelled ones.
+    static func recordConfirmed(
+        _ transactions: [JWSTransaction], at date: Date, in ledger: any Ledger
+    ) async throws -> [RevocationChange] {
+        var changes: [RevocationChange] = []
+        let apps = Dictionary(grouping: transactions) {
+            AppEnvironment(bundleID: $0.bundleId, environment: $0.environment)
+        }
+        for (app, group) in apps {
+            changes += try await record(
+                group.map(\.storeTransaction), environment: app.environment, bundleID: app.bundleID, verifiedAt: date,
+                in: ledger)
+        }
+        try await ledger.markConfirmed(transactionIDs: transactions.map(\.transactionId), at: date)
+        return changes
+    }
+
+    /// The app and environment a transaction belongs to.
+    private struct AppEnvironment: Hashable {
+        var bundleID: String
+        var environment: String
+    }
 }

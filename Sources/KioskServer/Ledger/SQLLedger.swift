@@ -331,6 +331,7 @@ public struct SQLLedger: Ledger {
         var verified_at_ms: Int64
         var revocation_scope: String?
         var reinstated_at_ms: Int64?
+        var confirmed_at_ms: Int64?
 
         init(_ transaction: LedgerTransaction) {
             transaction_id = transaction.transactionID
@@ -345,6 +346,7 @@ public struct SQLLedger: Ledger {
             verified_at_ms = transaction.verifiedAt.millisecondsSince1970
             revocation_scope = transaction.cancellationDate == nil ? nil : transaction.revocationScope?.rawValue
             reinstated_at_ms = nil
+            confirmed_at_ms = transaction.confirmedAt?.millisecondsSince1970
         }
 
         var transaction: LedgerTransaction {
@@ -354,7 +356,8 @@ public struct SQLLedger: Ledger {
                 expiresDate: expires_date_ms.map(Date.init(milliseconds:)),
                 cancellationDate: cancellation_date_ms.map(Date.init(milliseconds:)), quantity: quantity,
                 verifiedAt: Date(milliseconds: verified_at_ms),
-                revocationScope: cancellation_date_ms == nil ? nil : revocation_scope.flatMap(RevocationScope.init))
+                revocationScope: cancellation_date_ms == nil ? nil : revocation_scope.flatMap(RevocationScope.init),
+                confirmedAt: confirmed_at_ms.map(Date.init(milliseconds:)))
         }
     }
 }

@@ -91,8 +91,34 @@ public final class ServerMetrics: Sendable {
     func recordStoreCall(environment: String, status: String, duration: Duration) {
         let dimensions = [("environment", environment), ("status", status)]
         Counter(label: "kiosk_store_verifications_total", dimensions: dimensions, factory: factory).increment()
-        Timer(label: "kiosk_store_verification_duration_seconds", dimensions: [("environment", environment)], factory: factory)
-            .record(duration: duration)
+        Timer(
+            label: "kiosk_store_verification_duration_seconds", dimensions: [("environment", environment)],
+            factory: factory
+        )
+        .record(duration: duration)
+    }
+
+    /// Counts one App Store Server API call (`history`, `transaction`, `notification_history`, `consumption`) with
+    /// its outcome: `ok`, `unavailable`, `misconfigured`, `refused` or `invalid` (an answer that did not verify).
+    func recordAppStoreAPICall(_ call: String, outcome: String) {
+        Counter(
+            label: "kiosk_app_store_api_calls_total", dimensions: [("call", call), ("outcome", outcome)],
+            factory: factory
+        ).increment()
+    }
+
+    /// Counts one decision taken from locally verified data because the App Store Server API could not be reached
+    /// (`transaction`: a grant without its lookup; `history`: a restore from the proof alone).
+    func recordAppStoreAPIFallback(_ call: String) {
+        Counter(label: "kiosk_app_store_api_fallbacks_total", dimensions: [("call", call)], factory: factory)
+            .increment()
+    }
+
+    /// Counts notifications read from the notification history (`caught_up`: applied then; `known`: already
+    /// applied when delivered).
+    func recordNotificationCatchUp(outcome: String, count: Int) {
+        Counter(label: "kiosk_notification_catch_up_total", dimensions: [("outcome", outcome)], factory: factory)
+            .increment(by: count)
     }
 
     /// Publishes the receipt cache's counts (read from the verifier when metrics are scraped).
@@ -108,7 +134,8 @@ public final class ServerMetrics: Sendable {
     /// Counts one connection closed because its client was too slow (`request_read`: sending a request; `send`:
     /// taking a response).
     func recordConnectionTimeout(reason: String) {
-        Counter(label: "kiosk_connection_timeouts_total", dimensions: [("reason", reason)], factory: factory).increment()
+        Counter(label: "kiosk_connection_timeouts_total", dimensions: [("reason", reason)], factory: factory)
+            .increment()
     }
 
     /// Counts one content answer handed to nginx (`--offload`): `full` for a whole file, `range` for one range.
@@ -119,7 +146,8 @@ public final class ServerMetrics: Sendable {
 
     /// Counts one injected fault.
     func recordFault(_ kind: FaultKind) {
-        Counter(label: "kiosk_faults_injected_total", dimensions: [("kind", kind.rawValue)], factory: factory).increment()
+        Counter(label: "kiosk_faults_injected_total", dimensions: [("kind", kind.rawValue)], factory: factory)
+            .increment()
     }
 
     /// The Prometheus text exposition of every metric.

@@ -20,6 +20,8 @@ struct GrantService: Sendable {
     let grantLifetime: Duration
     /// The object store whose presigned URLs grants carry (`--offload s3:…`); nil when Kiosk sends the bytes.
     var offload: S3ContentOffload? = nil
+    /// Reads the customer's whole history at restore (the App Store Server API); nil without the API.
+    var history: HistoryRestore? = nil
     let now: @Sendable () -> Date
 
     /// A grant for `request.productID`, counted in the metrics as issued or refused with its code.
@@ -40,8 +42,19 @@ struct GrantService: Sendable {
     }
 
     /// What `proof` entitles to now, for restore. An issue a subscription unlocked is kept for good: it has no end.
+    ///
+    /// With ``history``, a signed transaction restores the customer's whole history: every purchase Apple lists for
+    /// the account that made it (revoked ones excluded by the policy), not only the one the app sent; when Apple
+    /// cannot be reached, the proof alone answers.
     func entitlements(for proof: PurchaseProof, logger: Logger) async throws -> EntitlementsResponse {
-        let receipt = try await purchases.proofs.verify(proof, logger: logger)
+        var receipt = try await purchases.proofs.verify(proof, logger: logger)
+        if let history, case .signedTransaction = proof,
+            let original = receipt.transactions.first?.originalTransactionID,
+            let purchases = try await history.purchases(
+                of: original, environment: receipt.environment, logger: logger)
+        {
+            receipt = try await self.purchases.proofs.standing(receipt, adding: purchases)
+        }
         let active = purchases.policy.activeEntitlements(
             receipt: receipt, products: purchases.catalog.snapshot.entitlements, now: now())
         let entitlements = active.map { entitled in

@@ -14,17 +14,29 @@ struct PurchaseCheck: Sendable {
     let catalog: ContentCatalog
     let proofs: ProofVerifier
     let policy: EntitlementPolicy
+    /// Looks the entitling transaction up with the App Store Server API (`--transaction-refresh`); nil without the
+    /// API.
+    var refresh: TransactionRefresh? = nil
     let now: @Sendable () -> Date
 
-    /// The product `productID`, and the transaction of `proof` that entitles to it now.
+    /// The product `productID`, and the transaction of `proof` that entitles to it now. With ``refresh``, that
+    /// transaction's state is confirmed with Apple first (unless the ledger did recently): a revocation found
+    /// there refuses.
     func purchase(of productID: String, proof: PurchaseProof, logger: Logger) async throws -> CheckedPurchase {
         guard Identifiers.isValidProductID(productID) else { throw GrantRefusal.invalidProductID(productID) }
         let snapshot = catalog.snapshot
         guard let product = snapshot.products[productID] else { throw GrantRefusal.unknownProduct(productID) }
-        let receipt = try await proofs.verify(proof, logger: logger)
-        switch policy.evaluate(
+        var receipt = try await proofs.verify(proof, logger: logger)
+        var decision = policy.evaluate(
             productID: product.info.productID, products: snapshot.entitlements, receipt: receipt, now: now())
+        if case .success(let transaction) = decision, let refresh,
+            try await refresh.refresh(transaction, environment: receipt.environment, logger: logger)
         {
+            receipt = try await proofs.standing(receipt)
+            decision = policy.evaluate(
+                productID: product.info.productID, products: snapshot.entitlements, receipt: receipt, now: now())
+        }
+        switch decision {
         case .success(let transaction):
             return CheckedPurchase(snapshot: snapshot, product: product, receipt: receipt, transaction: transaction)
         case .failure(let refusal): throw GrantRefusal.notEntitled(refusal)

@@ -31,7 +31,9 @@ struct Readiness: Sendable {
             throw Failure(check: "database", problem: "\(type(of: error))")
         }
         // The server listens only once the catalog's first load is done: this line says what it serves.
-        return ["database": "ok", "catalog": "\(catalog.snapshot.products.count) products (load \(catalog.generation))"]
+        return [
+            "database": "ok", "catalog": "\(catalog.snapshot.products.count) products (load \(catalog.generation))",
+        ]
     }
 
     /// Runs `operation` and tells whether it finished within `timeout` (rethrowing its error if it failed in time).

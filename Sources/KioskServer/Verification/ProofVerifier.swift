@@ -57,10 +57,11 @@ struct ProofVerifier: Sendable {
         return try await standing(verified)
     }
 
-    /// `proof`'s purchases (by original transaction) as the ledger records them, with open grace periods applied.
-    /// Every transaction of a purchase revoked as a whole counts as cancelled.
-    private func standing(_ proof: VerifiedReceipt) async throws -> VerifiedReceipt {
-        let originals = Array(Set(proof.transactions.map(\.originalTransactionID))).sorted()
+    /// `proof`'s purchases (by original transaction), and those of `more` (a history read for it), as the ledger
+    /// records them, with open grace periods applied. Every transaction of a purchase revoked as a whole counts as
+    /// cancelled.
+    func standing(_ proof: VerifiedReceipt, adding more: [String] = []) async throws -> VerifiedReceipt {
+        let originals = Array(Set(proof.transactions.map(\.originalTransactionID)).union(more)).sorted()
         let rows = try await ledger.transactions(originalTransactionIDs: originals)
             .filter { $0.bundleID == proof.bundleID }
         let ended = Dictionary(

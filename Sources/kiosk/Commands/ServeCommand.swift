@@ -97,6 +97,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("app-store-key-file"), help: help("app-store-key-file")) var appStoreKeyFile: String?
     @Option(name: .customLong("app-store-key-id"), help: help("app-store-key-id")) var appStoreKeyID: String?
     @Option(name: .customLong("app-store-issuer-id"), help: help("app-store-issuer-id")) var appStoreIssuerID: String?
+    @Option(name: .customLong("transaction-refresh"), help: help("transaction-refresh")) var transactionRefresh: String?
+    @Option(name: .customLong("notification-history-interval"), help: help("notification-history-interval"))
+    var notificationHistoryInterval: String?
+    @Option(name: .customLong("notification-history-days"), help: help("notification-history-days"))
+    var notificationHistoryDays: String?
     @Option(name: .customLong("s3-endpoint"), help: help("s3-endpoint")) var s3Endpoint: String?
     @Option(name: .customLong("s3-region"), help: help("s3-region")) var s3Region: String?
     @Option(name: .customLong("s3-addressing"), help: help("s3-addressing")) var s3Addressing: String?
@@ -131,6 +136,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("database-wait", databaseWait), ("app-store-api-url", appStoreAPIURL),
             ("app-store-sandbox-api-url", appStoreSandboxAPIURL), ("app-store-key-file", appStoreKeyFile),
             ("app-store-key-id", appStoreKeyID), ("app-store-issuer-id", appStoreIssuerID),
+            ("transaction-refresh", transactionRefresh), ("notification-history-interval", notificationHistoryInterval),
+            ("notification-history-days", notificationHistoryDays),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } })
     }

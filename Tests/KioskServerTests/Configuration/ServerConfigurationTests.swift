@@ -78,7 +78,9 @@ struct ServerConfigurationTests {
             "database": "postgres://kiosk:pw@db.internal:5433/kiosk", "offload": "nginx:/_kiosk/files",
             "s3-endpoint": "https://s3.example.com", "s3-region": "eu-west-3", "s3-addressing": "virtual",
             "offload-url-lifetime": "120", "s3-access-key-id": "AK", "s3-secret-access-key": "sk",
-            "s3-session-token": "st", "database-wait": "9", "app-store-api-url": "https://api.test/prefix",
+            "s3-session-token": "st", "database-wait": "9", "transaction-refresh": "0",
+            "notification-history-interval": "600", "notification-history-days": "180",
+            "app-store-api-url": "https://api.test/prefix",
             "app-store-sandbox-api-url": "http://127.0.0.1:9/api", "app-store-key-id": "KEY1234567",
             "app-store-issuer-id": "57246542-96fe-1a63-e053-0824d011072a", "app-store-key": Self.appStorePEM,
         ]
@@ -125,6 +127,9 @@ struct ServerConfigurationTests {
             #expect(configuration.s3AccessKeyID == "AK" && configuration.s3SecretAccessKey == "sk")
             #expect(configuration.s3SessionToken == "st")
             #expect(configuration.databaseWait == .seconds(9))
+            #expect(configuration.transactionRefresh == .zero)
+            #expect(configuration.notificationHistoryInterval == .seconds(600))
+            #expect(configuration.notificationHistoryDays == 180)
             #expect(configuration.appStoreAPIURL?.absoluteString == "https://api.test/prefix")
             #expect(configuration.appStoreSandboxAPIURL?.absoluteString == "http://127.0.0.1:9/api")
             #expect(try configuration.appStoreAPIKey()?.keyID == "KEY1234567")
