@@ -176,6 +176,7 @@ private enum ReceiptDigest: CustomStringConvertible {
         }
     }
 
+    /// The algorithm's name, for refusals.
     var description: String {
         switch self {
         case .sha256: "SHA-256"

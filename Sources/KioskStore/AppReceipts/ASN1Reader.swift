@@ -40,6 +40,7 @@ struct ASN1Tag: Hashable, Sendable, CustomStringConvertible {
         tagClass == .universal && [4, 12, 18, 19, 20, 21, 22, 25, 26, 27, 28, 30].contains(number)
     }
 
+    /// The tag as ASN.1 writes it (`SEQUENCE`, `[0]`), for error messages.
     var description: String {
         switch (tagClass, number) {
         case (.universal, 2): "INTEGER"

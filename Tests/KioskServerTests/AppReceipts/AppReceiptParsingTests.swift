@@ -68,7 +68,7 @@ struct AppReceiptParsingTests {
         let expected = try fixture.expected()
         let der = try fixture.der()
         #expect(der.count == expected["der_length"] as? Int)
-        #expect(hex(SHA256.hash(data: der)) == expected["der_sha256"] as? String)
+        #expect(SHA256.hash(data: der).hexString == expected["der_sha256"] as? String)
 
         let signedData = try AppReceiptDocument.parse(der: der).signedData
         let signature = try #require(expected["signature"] as? [String: Any])
@@ -87,9 +87,10 @@ struct AppReceiptParsingTests {
         #expect(signer.signature.count == 256)
 
         let chain = try #require(expected["chain"] as? [[String: Any]])
-        #expect(signedData.certificates.map { hex(SHA256.hash(data: $0)) } == chain.map { $0["sha256"] as? String })
+        #expect(
+            signedData.certificates.map { SHA256.hash(data: $0).hexString } == chain.map { $0["sha256"] as? String })
         let leaf = try Certificate(derEncoded: Array(signedData.certificates[0]))
-        #expect(String(hex(leaf.serialNumber.bytes).trimmingPrefix("0")) == chain[0]["serial"] as? String)
+        #expect(String(leaf.serialNumber.bytes.hexString.trimmingPrefix("0")) == chain[0]["serial"] as? String)
         guard case .issuerAndSerialNumber(let issuer, let serialNumber) = signer.identifier else {
             Issue.record("the signer is not named by issuer and serial number")
             return
@@ -244,6 +245,3 @@ struct AppReceiptParsingTests {
         #expect(throws: AppReceiptParseError.self) { try ASN1Reader.read([0x9F, 0x1E, 0x00]) }
     }
 }
-
-/// Lowercase hexadecimal.
-func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }

@@ -11,6 +11,7 @@ enum AppReceiptFixture: String, CaseIterable, CustomTestStringConvertible {
     case xcodeEmpty = "app-store-server-library-swift/xcode/xcode-app-receipt-empty"
     case xcodeWithTransaction = "app-store-server-library-swift/xcode/xcode-app-receipt-with-transaction"
 
+    /// The path, as test results name the case.
     var testDescription: String { rawValue }
 
     /// The receipt's base64 text, as the file holds it.
@@ -115,9 +116,13 @@ enum TestDER {
 
 /// OIDs the tests write.
 enum TestOID {
+    /// `id-sha256`.
     static let sha256 = "2.16.840.1.101.3.4.2.1"
+    /// `id-sha1`.
     static let sha1 = "1.3.14.3.2.26"
+    /// `rsaEncryption`, the App Store's signature algorithm (the digest named apart).
     static let rsaEncryption = "1.2.840.113549.1.1.1"
+    /// `sha256WithRSAEncryption`, Xcode's signature algorithm.
     static let sha256WithRSA = "1.2.840.113549.1.1.11"
 }
 
