@@ -3,7 +3,7 @@
 #
 # Usage: scripts/fuzz.sh [--update-corpus] [seconds-per-target] [target...]
 #   seconds-per-target  how long each target runs (default 60)
-#   target              range, info-json or verify-receipt (default: all three)
+#   target              range, info-json, verify-receipt or app-receipt (default: all four)
 #   --update-corpus     merge the inputs that found new coverage back into Fuzz/Corpus/<target>
 #
 # Targets are compiled with swiftc -sanitize=fuzzer,address, not through SwiftPM (whose test and server targets pull in
@@ -27,7 +27,7 @@ for arg in "$@"; do
         *) seconds=$arg ;;
     esac
 done
-[[ ${#targets[@]} -gt 0 ]] || targets=(range info-json verify-receipt)
+[[ ${#targets[@]} -gt 0 ]] || targets=(range info-json verify-receipt app-receipt)
 
 # KioskStore has `package` declarations, which need a package name (SwiftPM passes its own).
 swift_flags=(-swift-version 6 -parse-as-library -O -sanitize=fuzzer,address -package-name Kiosk)
@@ -68,7 +68,8 @@ for target in "${targets[@]}"; do
         range) build_target range Fuzz/Targets/RangeFuzzer.swift ;;
         info-json) build_target info-json Fuzz/Targets/InfoJSONFuzzer.swift KioskStore ;;
         verify-receipt) build_target verify-receipt Fuzz/Targets/VerifyReceiptFuzzer.swift KioskStore ;;
-        *) echo "unknown target $target (range, info-json, verify-receipt)" >&2; exit 2 ;;
+        app-receipt) build_target app-receipt Fuzz/Targets/AppReceiptFuzzer.swift KioskStore ;;
+        *) echo "unknown target $target (range, info-json, verify-receipt, app-receipt)" >&2; exit 2 ;;
     esac
 
     corpus="$build/corpus/$target"
