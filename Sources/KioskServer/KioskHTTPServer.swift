@@ -161,7 +161,8 @@ public struct KioskHTTPServer: Sendable {
         let purchases = PurchaseCheck(
             catalog: catalog,
             proofs: ProofVerifier(
-                receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations, now: now),
+                receipts: verifier, signedData: signedData, ledger: ledger, revocations: revocations,
+                localReceipts: try Self.localReceipts(configuration), now: now),
             policy: EntitlementPolicy(bundleID: configuration.bundleID),
             refresh: appStoreAPI.map {
                 TransactionRefresh(
@@ -222,6 +223,16 @@ public struct KioskHTTPServer: Sendable {
                 metadata: ["host": "\(configuration.host)"])
         }
         self.responder = router.buildResponder()
+    }
+
+    /// The local app receipt verifier of `--receipt-validation api` (Apple Root CA; Xcode receipts only from
+    /// `--receipt-local-testing-root`); nil with `verify-receipt`.
+    static func localReceipts(_ configuration: ServerConfiguration) throws -> LocalReceiptVerifier? {
+        guard configuration.receiptValidation == .api else { return nil }
+        let localTestingRoot = try configuration.receiptLocalTestingRoot.map { try loadRoots(from: $0)[0] }
+        return LocalReceiptVerifier(
+            verifier: try AppReceiptVerifier(bundleID: configuration.bundleID, localTestingRoot: localTestingRoot),
+            environments: configuration.acceptedStoreEnvironments)
     }
 
     /// The certificates of a PEM file (`--apple-root-ca`); throws when it holds none.

@@ -10,6 +10,15 @@ public enum StoreMode: String, Sendable, CaseIterable, Codable {
     case appstore
 }
 
+/// How app receipts (`receipt-data`) are verified.
+public enum ReceiptValidation: String, Sendable, CaseIterable, Codable {
+    /// Sent to the store's `verifyReceipt` (Apple's, deprecated, or the sandbox store's): the default.
+    case verifyReceipt = "verify-receipt"
+    /// Read and verified locally (PKCS#7 signature, chain to Apple's root), then kept fresh by the App Store Server
+    /// API. Only App Store receipts: not the sandbox store's own.
+    case api
+}
+
 /// Everything the server needs to run. The defaults are the embedded configuration: content from `./content`, the
 /// sandbox store on loopback, a SQLite ledger and a generated signing key in `./.kiosk`. Each property's initial
 /// value is its default; ``ServerSetting/all`` reads the settings from options and the environment.
@@ -66,6 +75,11 @@ public struct ServerConfiguration: Sendable {
     /// How often the notification history is read to catch up on missed notifications
     /// (`--notification-history-interval`); zero turns it off.
     public var notificationHistoryInterval: Duration = .seconds(3600)
+    /// How app receipts are verified (`--receipt-validation`).
+    public var receiptValidation: ReceiptValidation = .verifyReceipt
+    /// A certificate (PEM) that Xcode's StoreKit-testing receipts are accepted from, with `--receipt-validation api`
+    /// (`--receipt-local-testing-root`); none by default: Xcode receipts are refused.
+    public var receiptLocalTestingRoot: URL?
     /// How many days back the very first catch-up starts (`--notification-history-days`, at most 180: Apple's limit).
     public var notificationHistoryDays = 30
     /// The app-specific shared secret sent as `password` (from `KIOSK_SHARED_SECRET`). Never logged.
@@ -282,6 +296,14 @@ public struct ServerConfiguration: Sendable {
             throw ServerConfigurationError(
                 "\(name) '\(url.absoluteString.prefix(200))' must be an https URL (http only to a loopback address): "
                     + "the API's bearer tokens travel to it.")
+        }
+        if receiptValidation == .api, store == .sandbox {
+            throw ServerConfigurationError(
+                "--receipt-validation api reads App Store receipts; the sandbox store's receipts are its own. Use it "
+                    + "with --store appstore.")
+        }
+        if receiptLocalTestingRoot != nil, receiptValidation != .api {
+            throw ServerConfigurationError("--receipt-local-testing-root needs --receipt-validation api.")
         }
         if faults != nil, store == .appstore {
             throw ServerConfigurationError(

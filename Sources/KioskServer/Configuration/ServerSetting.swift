@@ -216,6 +216,20 @@ extension ServerSetting.Parser where Value == StoreMode {
     }
 }
 
+extension ServerSetting.Parser where Value == ReceiptValidation {
+    /// `verify-receipt` or `api`.
+    static var receiptValidation: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard let mode = ReceiptValidation(rawValue: text) else {
+                    throw .init(expected: "verify-receipt or api")
+                }
+                return mode
+            },
+            format: { $0.rawValue })
+    }
+}
+
 extension ServerSetting.Parser where Value == Set<String> {
     /// A comma-separated list of StoreKit environments: `Production`, `Sandbox` or both.
     static var environments: Self {
@@ -336,6 +350,14 @@ extension ServerSetting {
         ServerSetting(
             "notification-history-interval", \.notificationHistoryInterval, .seconds(minimum: 0),
             help: "Seconds between catch-ups on the App Store's notification history, the first at start (0: off)."),
+        ServerSetting(
+            "receipt-validation", \.receiptValidation, .receiptValidation,
+            help: "How app receipts are verified: verify-receipt (the store's endpoint) or api (read and verified "
+                + "locally, kept fresh by the App Store Server API; appstore mode)."),
+        ServerSetting(
+            "receipt-local-testing-root", \.receiptLocalTestingRoot, .path,
+            help: "A PEM certificate whose Xcode StoreKit-testing receipts are accepted with --receipt-validation api.",
+            unset: "none: Xcode receipts are refused"),
         ServerSetting(
             "notification-history-days", \.notificationHistoryDays, .integer(1...180),
             help: "How many days back the very first notification history catch-up starts (Apple keeps 180)."),

@@ -79,7 +79,7 @@ struct PostgresDriver: DatabaseDriver {
             do {
                 return try await client.withConnection(waitingAtMost: connectionWait, database: name) {
                     connection in
-                    let session = connection.sql(logger: logger)
+                    let session = connection.sql(queryLogLevel: nil, logger: logger)
                     try await session.raw("BEGIN ISOLATION LEVEL SERIALIZABLE").run()
                     return try await session.commitOrRollBack(body)
                 }
@@ -98,7 +98,7 @@ struct PostgresDriver: DatabaseDriver {
     ) async throws -> T {
         let logger = self.logger
         return try await client.withConnection { connection in
-            let session = connection.sql(logger: logger)
+            let session = connection.sql(queryLogLevel: nil, logger: logger)
             try await session.raw("SELECT pg_advisory_lock(\(bind: SchemaMigrations.lockKey))").run()
             do {
                 let result = try await body(session)
@@ -116,7 +116,7 @@ struct PostgresDriver: DatabaseDriver {
     func runAlone(_ lockKey: Int64, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
         let logger = self.logger
         return try await client.withConnection(waitingAtMost: connectionWait, database: name) { connection in
-            let session = connection.sql(logger: logger)
+            let session = connection.sql(queryLogLevel: nil, logger: logger)
             let taken =
                 try await session.raw("SELECT pg_try_advisory_lock(\(bind: lockKey)) AS taken")
                 .first(decodingColumn: "taken", as: Bool.self) ?? false

@@ -28,12 +28,14 @@ struct PostgresPoolSQLDatabase: SQLDatabase {
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let logger = self.logger
         try await client.withConnection(waitingAtMost: connectionWait, database: name) { connection in
-            try await connection.sql(logger: logger).execute(sql: query, onRow)
+            try await connection.sql(queryLogLevel: nil, logger: logger).execute(sql: query, onRow)
         }
     }
 
     func withSession<R>(_ closure: @escaping @Sendable (any SQLDatabase) async throws -> R) async throws -> R {
         let logger = self.logger
-        return try await client.withConnection { connection in try await closure(connection.sql(logger: logger)) }
+        return try await client.withConnection { connection in
+            try await closure(connection.sql(queryLogLevel: nil, logger: logger))
+        }
     }
 }

@@ -8,6 +8,9 @@ import SQLiteKit
 /// same file wait for its lock rather than fail. The connection has a thread of its own, so that such a wait holds
 /// up nothing else. A ``SerialGate`` lets one caller at a time use the connection: a statement through ``sql`` waits
 /// while a transaction runs, so that no transaction takes in another caller's statements.
+///
+/// Queries are never logged (`queryLogLevel: nil`, on PostgreSQL too): their binds carry keys, receipts and signed
+/// transactions, which no log level may show.
 struct SQLiteDriver: DatabaseDriver {
     private let connection: SQLiteConnection
     private let thread: NIOThreadPool
@@ -27,7 +30,7 @@ struct SQLiteDriver: DatabaseDriver {
             try? await thread.shutdownGracefully()
             throw KioskDatabaseError.unreachable(database: url.description, reason: String(describing: error))
         }
-        let direct = connection.sql()
+        let direct = connection.sql(queryLogLevel: nil)
         do {
             try await direct.raw("PRAGMA busy_timeout=5000").run()
             try await direct.raw("PRAGMA journal_mode=WAL").run()
@@ -45,7 +48,7 @@ struct SQLiteDriver: DatabaseDriver {
 
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await gate.holding {
-            let session = connection.sql()
+            let session = connection.sql(queryLogLevel: nil)
             try await Self.beginImmediate(on: session)
             return try await session.commitOrRollBack(body)
         }
@@ -67,7 +70,7 @@ struct SQLiteDriver: DatabaseDriver {
     func withMigrationLock<T: Sendable>(
         _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
     ) async throws -> T {
-        try await gate.holding { try await body(connection.sql()) }
+        try await gate.holding { try await body(connection.sql(queryLogLevel: nil)) }
     }
 
     /// Runs `body`: see ``KioskDatabase/runAlone(_:_:)``.

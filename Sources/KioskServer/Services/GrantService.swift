@@ -43,13 +43,12 @@ struct GrantService: Sendable {
 
     /// What `proof` entitles to now, for restore. An issue a subscription unlocked is kept for good: it has no end.
     ///
-    /// With ``history``, a signed transaction restores the customer's whole history: every purchase Apple lists for
-    /// the account that made it (revoked ones excluded by the policy), not only the one the app sent; when Apple
-    /// cannot be reached, the proof alone answers.
+    /// With ``history``, a proof restores the customer's whole history: every purchase Apple lists for the account
+    /// that made it (revoked ones excluded by the policy), not only those the app sent; when Apple cannot be
+    /// reached, the proof alone answers.
     func entitlements(for proof: PurchaseProof, logger: Logger) async throws -> EntitlementsResponse {
         var receipt = try await purchases.proofs.verify(proof, logger: logger)
-        if let history, case .signedTransaction = proof,
-            let original = receipt.transactions.first?.originalTransactionID,
+        if let history, let original = receipt.transactions.first?.originalTransactionID,
             let purchases = try await history.purchases(
                 of: original, environment: receipt.environment, logger: logger)
         {

@@ -6,21 +6,28 @@ import Logging
 /// Turns a proof of purchase (a receipt or a StoreKit 2 signed transaction) into what the ledger knows of its
 /// purchases now: the proof's transactions are recorded, then read back with everything the ledger learned from
 /// App Store Server Notifications (refunds, renewals, grace periods), so that both proofs go through the same
-/// entitlement policy with the same facts.
+/// entitlement policy with the same facts. A signed transaction also brings the purchases of its customer's history
+/// when one was read (``HistoryRestore``).
 struct ProofVerifier: Sendable {
     let receipts: ReceiptVerifier
     let signedData: SignedDataVerifier
     let ledger: any Ledger
     let revocations: RevocationList
+    /// Reads app receipts locally (`--receipt-validation api`) instead of sending them to `verifyReceipt`.
+    var localReceipts: LocalReceiptVerifier? = nil
     let now: @Sendable () -> Date
 
     /// Verifies `proof` and returns its purchases as the ledger knows them; throws the refusal
-    /// (``ReceiptVerificationError`` or ``SignedDataRefusal``) for a refused proof.
+    /// (``ReceiptVerificationError``, ``AppReceiptRefusal`` or ``SignedDataRefusal``) for a refused proof.
     func verify(_ proof: PurchaseProof, logger: Logger) async throws -> VerifiedReceipt {
         let verified: VerifiedReceipt
         var signedDate: Date?
         switch proof {
         case .receipt(let receiptData):
+            if let localReceipts {
+                verified = try await localReceipts.verify(receiptData: receiptData, logger: logger)
+                break
+            }
             do {
                 verified = try await receipts.verify(receiptData: receiptData)
             } catch {
@@ -54,7 +61,13 @@ struct ProofVerifier: Sendable {
                 verifiedAt: verifiedAt, in: ledger, onlyIfAbsent: stale)
         }
         revocations.apply(changes)
-        return try await standing(verified)
+        // A signed transaction proves its customer's account: the purchases a history read through it (at a restore)
+        // belong to the same account, and count as well.
+        var history: [String] = []
+        if signedDate != nil, let original = verified.transactions.first?.originalTransactionID {
+            history = try await ledger.history(containing: original)?.originalTransactionIDs ?? []
+        }
+        return try await standing(verified, adding: history)
     }
 
     /// `proof`'s purchases (by original transaction), and those of `more` (a history read for it), as the ledger

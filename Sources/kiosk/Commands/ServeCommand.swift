@@ -102,6 +102,9 @@ struct ServeCommand: AsyncParsableCommand {
     var notificationHistoryInterval: String?
     @Option(name: .customLong("notification-history-days"), help: help("notification-history-days"))
     var notificationHistoryDays: String?
+    @Option(name: .customLong("receipt-validation"), help: help("receipt-validation")) var receiptValidation: String?
+    @Option(name: .customLong("receipt-local-testing-root"), help: help("receipt-local-testing-root"))
+    var receiptLocalTestingRoot: String?
     @Option(name: .customLong("s3-endpoint"), help: help("s3-endpoint")) var s3Endpoint: String?
     @Option(name: .customLong("s3-region"), help: help("s3-region")) var s3Region: String?
     @Option(name: .customLong("s3-addressing"), help: help("s3-addressing")) var s3Addressing: String?
@@ -137,7 +140,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("app-store-sandbox-api-url", appStoreSandboxAPIURL), ("app-store-key-file", appStoreKeyFile),
             ("app-store-key-id", appStoreKeyID), ("app-store-issuer-id", appStoreIssuerID),
             ("transaction-refresh", transactionRefresh), ("notification-history-interval", notificationHistoryInterval),
-            ("notification-history-days", notificationHistoryDays),
+            ("notification-history-days", notificationHistoryDays), ("receipt-validation", receiptValidation),
+            ("receipt-local-testing-root", receiptLocalTestingRoot),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } })
     }

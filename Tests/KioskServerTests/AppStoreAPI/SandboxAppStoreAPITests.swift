@@ -224,4 +224,34 @@ struct SandboxAppStoreAPITests {
             #expect(try JSONDecoder().decode(AppStoreConsumptionRequest.self, from: Data(recorded[0].utf8)) == good)
         }
     }
+
+    @Test func theFirstCatchUpStartsAtMost180DaysBackAndTheNextFromItsCursor() async throws {
+        try await H.with(.sqlite, signing: true) { h in
+            let api = try Self.client(h)
+            let ledger = SQLLedger(database: h.database)
+            let metrics = ServerMetrics()
+            let catchUp = NotificationCatchUp(
+                api: api,
+                processor: NotificationProcessor(
+                    verifier: api.verifier, ledger: ledger, revocations: RevocationList(), metrics: metrics,
+                    now: h.clock.closure),
+                ledger: ledger, environments: [.sandbox], firstRunDays: 180,
+                outcome: AppStoreAPICallOutcome(metrics: metrics), metrics: metrics, now: h.clock.closure)
+            let bought = try await h.buy(H.coins)
+            _ = try await h.store.notification(
+                for: SandboxNotificationRequest(transactionID: bought.transactionID, kind: .refund, deliver: false))
+            h.clock.advance(by: 1)
+            // The first run asks for 180 days, which the sandbox (as Apple) would refuse: it starts inside them.
+            let first = try await catchUp.catchUp(.sandbox, logger: LogRecorder().logger)
+            #expect(first.start >= h.clock.now.addingTimeInterval(-NotificationCatchUp.reach))
+            #expect(first.start <= h.clock.now.addingTimeInterval(-179 * 86_400))
+            #expect(first.caughtUp == 1 && first.known == 0)
+            #expect(try await ledger.transaction(id: bought.transactionID)?.cancellationDate != nil)
+            // The next run starts a little before where the first ended, and finds that one known.
+            h.clock.advance(by: 60)
+            let next = try await catchUp.catchUp(.sandbox, logger: LogRecorder().logger)
+            #expect(next.start == first.end.addingTimeInterval(-NotificationCatchUp.overlap))
+            #expect(next.caughtUp == 0 && next.known == 1)
+        }
+    }
 }

@@ -80,6 +80,7 @@ struct ServerConfigurationTests {
             "offload-url-lifetime": "120", "s3-access-key-id": "AK", "s3-secret-access-key": "sk",
             "s3-session-token": "st", "database-wait": "9", "transaction-refresh": "0",
             "notification-history-interval": "600", "notification-history-days": "180",
+            "receipt-validation": "api", "receipt-local-testing-root": "/etc/storekit.pem",
             "app-store-api-url": "https://api.test/prefix",
             "app-store-sandbox-api-url": "http://127.0.0.1:9/api", "app-store-key-id": "KEY1234567",
             "app-store-issuer-id": "57246542-96fe-1a63-e053-0824d011072a", "app-store-key": Self.appStorePEM,
@@ -130,6 +131,8 @@ struct ServerConfigurationTests {
             #expect(configuration.transactionRefresh == .zero)
             #expect(configuration.notificationHistoryInterval == .seconds(600))
             #expect(configuration.notificationHistoryDays == 180)
+            #expect(configuration.receiptValidation == .api)
+            #expect(configuration.receiptLocalTestingRoot?.path == "/etc/storekit.pem")
             #expect(configuration.appStoreAPIURL?.absoluteString == "https://api.test/prefix")
             #expect(configuration.appStoreSandboxAPIURL?.absoluteString == "http://127.0.0.1:9/api")
             #expect(try configuration.appStoreAPIKey()?.keyID == "KEY1234567")
