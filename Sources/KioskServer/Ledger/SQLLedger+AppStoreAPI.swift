@@ -4,6 +4,7 @@ import SQLKit
 /// What the ledger keeps of the App Store Server API (migration 5): confirmations, customer histories and their
 /// revisions, notification history cursors.
 extension SQLLedger {
+    /// Marks these transactions confirmed by the App Store Server API at `date`.
     public func markConfirmed(transactionIDs: [String], at date: Date) async throws {
         guard !transactionIDs.isEmpty else { return }
         try await sql.update("ledger_transactions")
@@ -12,6 +13,7 @@ extension SQLLedger {
             .run()
     }
 
+    /// The customer history that returned the purchase `originalTransactionID`, if one was read.
     public func history(containing originalTransactionID: String) async throws -> CustomerHistory? {
         try await atomically { database in
             guard
@@ -36,6 +38,7 @@ extension SQLLedger {
         }
     }
 
+    /// Keeps `history` (its revision and members; members already in another history move to this one).
     public func saveHistory(_ history: CustomerHistory, at date: Date) async throws {
         try await atomically { database in
             try await database.insert(into: "ledger_histories")
@@ -58,6 +61,7 @@ extension SQLLedger {
         }
     }
 
+    /// Up to when the notification history of `environment` was caught up; `nil` before the first catch-up.
     public func notificationCursor(environment: String) async throws -> Date? {
         try await sql.select().column("caught_up_to_ms").from("ledger_notification_cursors")
             .where("environment", .equal, environment)
@@ -65,6 +69,7 @@ extension SQLLedger {
             .map(Date.init(milliseconds:))
     }
 
+    /// Records that the notification history of `environment` was caught up to `date`.
     public func setNotificationCursor(environment: String, to date: Date, at now: Date) async throws {
         try await sql.insert(into: "ledger_notification_cursors")
             .columns("environment", "caught_up_to_ms", "updated_at_ms")
