@@ -194,6 +194,8 @@ struct AppStoreServerAPITests {
             _ = try await server.grant(Sample.book, proof: try Self.signed(purchase))
             let seen = gate.seen
             #expect(seen.count == 2 && !seen[0].relayed && seen[1].relayed)
+            // The retry carries the same bearer JWT: a token is reused until shortly before it expires.
+            #expect(seen[0].authorization != nil && seen[0].authorization == seen[1].authorization)
             let due = try #require(retryAfter.withLock { $0 })
             #expect(seen[1].arrival >= due, "the second attempt waited for the Retry-After time")
             #expect(try await server.metric(#"kiosk_app_store_api_calls_total{call="transaction",outcome="ok"}"#) == 1)
