@@ -123,19 +123,25 @@ public struct KioskHTTPServer: Sendable {
         let signedData = SignedDataVerifier(
             trustedRoots: trustedRoots, bundleID: configuration.bundleID,
             environments: configuration.acceptedTransactionEnvironments)
-        let notifications = NotificationProcessor(
-            verifier: signedData, ledger: ledger, revocations: revocations, metrics: metrics, now: now)
         let sandboxAPI = sandboxStore.map { SandboxAppStoreAPI(store: $0) }
+        let appStoreAPI = try AppStoreServerAPI.configured(
+            configuration, sandbox: sandboxAPI, verifier: signedData, now: now, logger: logger)
+        self.appStoreAPI = appStoreAPI
+        let apiOutcome = AppStoreAPICallOutcome(metrics: metrics)
+        let consumption = ConsumptionAnswering(
+            configuration: configuration, api: appStoreAPI, ledger: ledger, outcome: apiOutcome, now: now)
+        if case .noAPI = consumption.mode {
+            logger.warning("--consumption-info is on, but without the App Store Server API no answer can be sent")
+        }
+        let notifications = NotificationProcessor(
+            verifier: signedData, ledger: ledger, revocations: revocations, metrics: metrics,
+            consumption: consumption, now: now)
         if let sandboxStore, let sandboxAPI {
             SandboxRoutes(
                 store: sandboxStore, verifier: verifier, bodyLimit: configuration.maxJSONBodySize,
                 notifications: notifications, api: sandboxAPI
             ).register(on: router)
         }
-        let appStoreAPI = try AppStoreServerAPI.configured(
-            configuration, sandbox: sandboxAPI, verifier: signedData, now: now, logger: logger)
-        self.appStoreAPI = appStoreAPI
-        let apiOutcome = AppStoreAPICallOutcome(metrics: metrics)
         let catchUp = appStoreAPI.map {
             NotificationCatchUp(
                 api: $0, processor: notifications, ledger: ledger,
@@ -182,6 +188,11 @@ public struct KioskHTTPServer: Sendable {
                 }, now: now)
         ).register(on: router)
         InstallationRoutes(installations: installations).register(on: router)
+        DeliveryRoutes(
+            deliveries: DeliveryService(
+                signer: signer, revocations: revocations, ledger: ledger, metrics: metrics, now: now),
+            bodyLimit: configuration.maxJSONBodySize
+        ).register(on: router)
         NotificationRoutes(processor: notifications).register(on: router)
         let contentAccess = ContentAccess(
             catalog: catalog, tokens: VerifiedTokenCache(signer: signer), revocations: revocations,

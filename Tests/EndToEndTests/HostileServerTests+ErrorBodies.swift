@@ -118,6 +118,7 @@ extension HostileServerTests {
         let contentRequests = Locked(0)
         let server = try HostileHTTPServer { request in
             if request.path == "/v1/downloads" { return .json(200, grant) }
+            if request.path == "/v1/deliveries" { return .json(200, #"{"status":"recorded"}"#) }
             let number = contentRequests.withLock { count -> Int in
                 count += 1
                 return count

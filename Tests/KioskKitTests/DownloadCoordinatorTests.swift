@@ -55,6 +55,7 @@ struct MockExecutor {
             case .keepContent(let content): log.append("keep content \(content.productID) \(content.version)")
             case .recordMarker(let content): log.append("marker \(content.productID)")
             case .forgetMarker(let productID): log.append("forget marker \(productID)")
+            case .reportDelivery(let report): log.append("report \(report.productID) \(report.contentVersion)")
             case .schedule: run(coordinator.schedule())
             }
         }
@@ -156,8 +157,9 @@ struct DownloadCoordinatorTests {
         let lines = executor.event { $0.installEnded(first, .success(content("p1"))) }
         #expect(
             lines == [
-                "marker p1", "journal installed p1 1.0", "journal state finished 0", "state p1 finished", "sync",
-                "installed p1", "waiters p1 ok", "journal state active 0", "state p2 active", "start p2",
+                "marker p1", "journal installed p1 1.0", "report p1 1.0", "journal state finished 0",
+                "state p1 finished", "sync", "installed p1", "waiters p1 ok", "journal state active 0",
+                "state p2 active", "start p2",
             ])
         #expect(executor.coordinator.installed["p1"]?.version == "1.0")
     }

@@ -109,6 +109,10 @@ public enum SandboxNotificationKind: String, Codable, Sendable, Hashable, CaseIt
     case expire
     /// Fail the renewal and open a billing grace period, then send `DID_FAIL_TO_RENEW` (`GRACE_PERIOD`).
     case gracePeriod = "grace_period"
+    /// Change nothing, and send `CONSUMPTION_REQUEST` (`consumptionRequestReason` `UNINTENDED_PURCHASE`): the
+    /// customer asked for a refund, and the App Store asks the server what it knows of the purchase's consumption
+    /// (its answers: `GET /sandbox/consumption/{transaction_id}`).
+    case consumptionRequest = "consumption_request"
 }
 
 /// The body of `POST /sandbox/notifications`.
@@ -156,6 +160,65 @@ public struct SandboxNotificationResponse: Codable, Sendable, Hashable {
     enum CodingKeys: String, CodingKey {
         case signedPayload = "signed_payload"
         case result
+    }
+}
+
+/// The answer to `GET /sandbox/consumption/{transaction_id}`: the consumption answers the sandbox store's App Store
+/// Server API received about a transaction (`PUT …/inApps/v2/transactions/consumption/{transactionId}`), oldest
+/// first, as sent.
+public struct SandboxConsumptionAnswers: Codable, Sendable, Hashable {
+    /// One answer received.
+    public struct Answer: Codable, Sendable, Hashable {
+        /// When the sandbox received it.
+        public var receivedAt: Date
+        /// `customerConsented`.
+        public var customerConsented: Bool
+        /// `consumptionPercentage`, in thousandths of a percent; absent when the answer had none.
+        public var consumptionPercentage: Int?
+        /// `deliveryStatus`, such as `DELIVERED` or `UNDELIVERED_OTHER`.
+        public var deliveryStatus: String
+        /// `refundPreference` (`DECLINE`, `GRANT_FULL`, `GRANT_PRORATED`); absent when the answer had none.
+        public var refundPreference: String?
+        /// `sampleContentProvided`.
+        public var sampleContentProvided: Bool
+
+        /// Creates an answer.
+        public init(
+            receivedAt: Date, customerConsented: Bool, consumptionPercentage: Int?, deliveryStatus: String,
+            refundPreference: String?, sampleContentProvided: Bool
+        ) {
+            self.receivedAt = receivedAt
+            self.customerConsented = customerConsented
+            self.consumptionPercentage = consumptionPercentage
+            self.deliveryStatus = deliveryStatus
+            self.refundPreference = refundPreference
+            self.sampleContentProvided = sampleContentProvided
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case receivedAt = "received_at"
+            case customerConsented = "customer_consented"
+            case consumptionPercentage = "consumption_percentage"
+            case deliveryStatus = "delivery_status"
+            case refundPreference = "refund_preference"
+            case sampleContentProvided = "sample_content_provided"
+        }
+    }
+
+    /// The transaction.
+    public var transactionID: String
+    /// Its answers, oldest first (none when none was sent).
+    public var answers: [Answer]
+
+    /// Creates the list.
+    public init(transactionID: String, answers: [Answer]) {
+        self.transactionID = transactionID
+        self.answers = answers
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case transactionID = "transaction_id"
+        case answers
     }
 }
 

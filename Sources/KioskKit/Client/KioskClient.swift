@@ -57,6 +57,10 @@ public actor KioskClient {
     var timers: [DownloadID: Task<Void, Never>] = [:]
     var installWaiters: [String: [InstallWaiter]] = [:]
     var nextWaiterID: UInt64 = 0
+    /// Delivery reports not yet accepted by the server, by product (``reportDelivery(_:)``).
+    var pendingDeliveryReports: [String: DeliveryReport] = [:]
+    /// The task sending them, while one runs.
+    var deliveryReporting: Task<Void, Never>?
     var catalogCache: [String: CachedCatalog] = [:]
     /// The whole catalog as last seen, kept up to date with the change feed (nil before the first fetch).
     var catalogMirror: CatalogMirror?
@@ -313,6 +317,7 @@ public actor KioskClient {
             for waiter in waiters { waiter.continuation.resume(returning: .failure(.clientClosed)) }
         }
         installWaiters.removeAll()
+        stopDeliveryReports()
         fetcher.invalidate()
         api.invalidate()
         broadcaster.finish()

@@ -37,6 +37,9 @@ extension DownloadCoordinator {
         case recordMarker(InstalledContent)
         /// Forget the product's marker.
         case forgetMarker(productID: String)
+        /// Tell the server, in the background, that the product version was installed
+        /// (``KioskClient/reportDelivery(_:)``).
+        case reportDelivery(DeliveryReport)
         /// Offer free slots of the queue now (``DownloadCoordinator/schedule()``); after a stop, once it has ended.
         case schedule
     }

@@ -95,7 +95,8 @@ extension DownloadCoordinator {
     }
 
     /// The staged content was moved into place (``Action/install(_:productID:grant:)``), or could not be. Content
-    /// moved into place after a cancel is deleted: the app does not want it.
+    /// moved into place after a cancel is deleted: the app does not want it. Installed content is reported to the
+    /// server with the grant that opened it (``Action/reportDelivery(_:)``).
     mutating func installEnded(_ id: DownloadID, _ result: Result<InstalledContent, KioskError>) -> [Action] {
         guard let download = downloads[id] else { return [.schedule] }
         switch (download.state, result) {
@@ -111,6 +112,12 @@ extension DownloadCoordinator {
             damaged[content.productID] = nil
             downloads[id]?.finish(with: content)
             actions += [.recordMarker(content), .journal([.installed(content)], synchronize: false)]
+            if let grant = download.record.grant, grant.contentVersion == content.version {
+                actions.append(
+                    .reportDelivery(
+                        DeliveryReport(
+                            productID: content.productID, contentVersion: content.version, token: grant.token)))
+            }
             return actions + transition(id) { $0.installed() } + [.schedule]
         }
     }

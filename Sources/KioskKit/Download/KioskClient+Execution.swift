@@ -65,6 +65,8 @@ extension KioskClient {
                 markers.record(content)
             case .forgetMarker(let productID):
                 markers.forget(productID)
+            case .reportDelivery(let report):
+                reportDelivery(report)
             case .schedule:
                 if !isClosed { execute(coordinator.schedule()) }
             }

@@ -16,9 +16,10 @@ struct AppStoreAPICallOutcome: Sendable {
     /// Counts `error` from `call` and rethrows it when the caller must not go on (a misconfiguration, a
     /// cancellation); otherwise logs it and counts a fallback.
     func failed(_ call: String, _ error: any Error, logger: Logger) throws {
+        guard let outcome = Self.outcome(of: error) else { throw error }
+        metrics.recordAppStoreAPICall(call, outcome: outcome)
         switch error {
         case let failure as AppStoreAPIFailure:
-            metrics.recordAppStoreAPICall(call, outcome: failure.outcome)
             if case .misconfigured = failure {
                 logger.error("App Store Server API call refused", metadata: ["call": "\(call)", "fix": "\(failure)"])
                 throw failure
@@ -27,18 +28,39 @@ struct AppStoreAPICallOutcome: Sendable {
                 "App Store Server API unavailable: deciding from locally verified data",
                 metadata: ["call": "\(call)", "reason": "\(failure)"])
         case let refusal as SignedDataRefusal:
-            metrics.recordAppStoreAPICall(call, outcome: "invalid")
             logger.error(
                 "App Store Server API answer did not verify: deciding from locally verified data",
                 metadata: ["call": "\(call)", "reason": "\(refusal.reason)"])
-        case let unusable as AppStoreAPIAnswerError:
-            metrics.recordAppStoreAPICall(call, outcome: "invalid")
+        default:
             logger.error(
                 "App Store Server API answer unusable: deciding from locally verified data",
-                metadata: ["call": "\(call)", "reason": "\(unusable)"])
-        default:
-            throw error
+                metadata: ["call": "\(call)", "reason": "\(error)"])
         }
         metrics.recordAppStoreAPIFallback(call)
+    }
+
+    /// Counts `error` from `call`, a call nothing decides in its place (a consumption answer), logs it (a
+    /// misconfiguration at error, with what to fix) and returns why the call failed, in a sentence; rethrows an
+    /// error that is not the API's (a cancellation).
+    func abandoned(_ call: String, _ error: any Error, logger: Logger) throws -> String {
+        guard let outcome = Self.outcome(of: error) else { throw error }
+        metrics.recordAppStoreAPICall(call, outcome: outcome)
+        let reason = (error as? SignedDataRefusal)?.reason ?? "\(error)"
+        if case .misconfigured? = error as? AppStoreAPIFailure {
+            logger.error("App Store Server API call refused", metadata: ["call": "\(call)", "fix": "\(reason)"])
+        } else {
+            logger.warning("App Store Server API call failed", metadata: ["call": "\(call)", "reason": "\(reason)"])
+        }
+        return reason
+    }
+
+    /// The outcome an error of the API counts as (`misconfigured`, `refused`, `unavailable`, or `invalid` for an
+    /// answer that does not decode or verify); nil for an error that is not the API's.
+    private static func outcome(of error: any Error) -> String? {
+        switch error {
+        case let failure as AppStoreAPIFailure: failure.outcome
+        case is SignedDataRefusal, is AppStoreAPIAnswerError: "invalid"
+        default: nil
+        }
     }
 }

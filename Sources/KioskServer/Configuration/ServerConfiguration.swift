@@ -82,6 +82,16 @@ public struct ServerConfiguration: Sendable {
     public var receiptLocalTestingRoot: URL?
     /// How many days back the very first catch-up starts (`--notification-history-days`, at most 180: Apple's limit).
     public var notificationHistoryDays = 30
+    /// Whether `CONSUMPTION_REQUEST` notifications are answered with what Kiosk knows of the purchase's delivery
+    /// (`--consumption-info`): setting it states that customers consented to sending it, as Apple requires. Off: a
+    /// consumption request is logged and left unanswered.
+    public var consumptionInfo = false
+    /// The refund the consumption answers ask Apple for (`--refund-preference`); ``ConsumptionRefundPreference/none``
+    /// states none.
+    public var refundPreference: ConsumptionRefundPreference = .none
+    /// Whether the consumption answers say a free sample or trial of the content was offered before the purchase
+    /// (`--sample-content-provided`).
+    public var sampleContentProvided = false
     /// The app-specific shared secret sent as `password` (from `KIOSK_SHARED_SECRET`). Never logged.
     public var sharedSecret: String?
     /// The grant signing secret (from `KIOSK_GRANT_SECRET`); when nil a key is generated into the data directory.

@@ -230,6 +230,20 @@ extension ServerSetting.Parser where Value == ReceiptValidation {
     }
 }
 
+extension ServerSetting.Parser where Value == ConsumptionRefundPreference {
+    /// `none`, `decline`, `grant_full` or `grant_prorated`.
+    static var refundPreference: Self {
+        Self(
+            parse: { (text) throws(ServerSetting.Invalid) in
+                guard let preference = ConsumptionRefundPreference(rawValue: text) else {
+                    throw .init(expected: "none, decline, grant_full or grant_prorated")
+                }
+                return preference
+            },
+            format: { $0.rawValue })
+    }
+}
+
 extension ServerSetting.Parser where Value == Set<String> {
     /// A comma-separated list of StoreKit environments: `Production`, `Sandbox` or both.
     static var environments: Self {
@@ -361,6 +375,18 @@ extension ServerSetting {
         ServerSetting(
             "notification-history-days", \.notificationHistoryDays, .integer(1...180),
             help: "How many days back the very first notification history catch-up starts (Apple keeps 180)."),
+        ServerSetting(
+            "consumption-info", \.consumptionInfo, .flag,
+            help: "Answer the App Store's consumption requests with what Kiosk knows of the delivery; setting it "
+                + "states that customers consented, as Apple requires (needs the App Store Server API)."),
+        ServerSetting(
+            "refund-preference", \.refundPreference, .refundPreference,
+            help: "The refund consumption answers ask for: none (not stated), decline, grant_full or grant_prorated "
+                + "(not stated when no consumption is known)."),
+        ServerSetting(
+            "sample-content-provided", \.sampleContentProvided, .flag,
+            help: "Tell the App Store, in consumption answers, that a free sample or trial was offered before purchase."
+        ),
         ServerSetting(
             "transaction-environments", \.transactionEnvironments, .environments,
             help: "Comma-separated App Store environments whose receipts and signed transactions are accepted.",

@@ -26,7 +26,7 @@ public enum SchemaMigrations {
 
     /// Every migration, in order.
     static let all: [SchemaMigration] = [
-        .initialSchema, .revocationEvents, .sandboxKeys, .sandboxAppStoreAPI, .appStoreAPIState,
+        .initialSchema, .revocationEvents, .sandboxKeys, .sandboxAppStoreAPI, .appStoreAPIState, .deliveries,
     ]
 
     /// The schema version this release writes and reads.

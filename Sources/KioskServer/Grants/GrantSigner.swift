@@ -22,6 +22,14 @@ public struct GrantSigner: Sendable {
 
     /// Checks a token's signature and expiry and returns its claims, or the reason it does not open anything.
     public func verify(_ token: String, now: Date) -> Result<GrantClaims, GrantTokenRefusal> {
+        verifySignature(token).flatMap { claims in
+            Int64(now.timeIntervalSince1970) < claims.expiresAt ? .success(claims) : .failure(.expired)
+        }
+    }
+
+    /// Checks only a token's signature and returns its claims, expired or not (``GrantTokenRefusal/invalid``
+    /// otherwise): for a report about a download the token opened, which may come after the token expired.
+    public func verifySignature(_ token: String) -> Result<GrantClaims, GrantTokenRefusal> {
         guard token.utf8.count <= 2048 else { return .failure(.invalid) }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "v1", let key = keyring.key(for: String(parts[1])),
@@ -32,9 +40,6 @@ public struct GrantSigner: Sendable {
         guard HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Data(signed.utf8), using: key),
             let claims = try? JSONDecoder().decode(GrantClaims.self, from: payload)
         else { return .failure(.invalid) }
-        guard Int64(now.timeIntervalSince1970) < claims.expiresAt else {
-            return .failure(.expired)
-        }
         return .success(claims)
     }
 }

@@ -225,6 +225,15 @@ public protocol Ledger: Sendable {
     func notificationCursor(environment: String) async throws -> Date?
     /// Records that the notification history of `environment` was caught up to `date`.
     func setNotificationCursor(environment: String, to date: Date, at now: Date) async throws
+    /// Records that an installation installed a product version; returns whether it is new (a repeat of the same
+    /// purchase, product, version and installation changes nothing).
+    func recordDelivery(_ delivery: DeliveryRecord) async throws -> Bool
+    /// Every delivery reported for the product `productID` of the purchase `originalTransactionID`, first first.
+    func deliveries(originalTransactionID: String, productID: String) async throws -> [DeliveryRecord]
+    /// Records an answer to a `CONSUMPTION_REQUEST` (sent or not).
+    func recordConsumptionAnswer(_ answer: ConsumptionAnswerRecord) async throws
+    /// Every answer recorded about the transaction `transactionID`, oldest first.
+    func consumptionAnswers(transactionID: String) async throws -> [ConsumptionAnswerRecord]
     /// Removes `installationID` from the purchase `originalTransactionID` and counts the removal at `date`, unless
     /// the purchase has no such installation or no removal left under `limit`.
     func removeInstallation(

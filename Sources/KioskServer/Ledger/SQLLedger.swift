@@ -7,7 +7,9 @@ import SQLKit
 ///
 /// Tables (created by ``SchemaMigrations``): `ledger_transactions`, `ledger_notifications` (applied notification
 /// UUIDs), `ledger_subscriptions` (what notifications said about each subscription), `ledger_installations` (which
-/// installations use each purchase) and `ledger_installation_removals` (when each purchase removed one).
+/// installations use each purchase), `ledger_installation_removals` (when each purchase removed one),
+/// `ledger_deliveries` (which installations reported installing what) and `ledger_consumption_answers` (what was
+/// answered to consumption requests).
 ///
 /// An operation of one statement runs alone on the database; an operation of several (a batch of records, a check
 /// and a change) runs as one ``KioskDatabase/transaction(_:)`` — or inside the caller's, in the ledger a

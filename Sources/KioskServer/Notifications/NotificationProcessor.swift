@@ -15,6 +15,8 @@ import Logging
 ///   carry a transaction) record the transaction, which moves the subscription's paid window; `DID_FAIL_TO_RENEW`
 ///   with the subtype `GRACE_PERIOD` opens a billing grace period until the renewal information's
 ///   `gracePeriodExpiresDate`, and the next renewal or expiry closes it.
+/// - `CONSUMPTION_REQUEST` records its transaction, then is answered from Kiosk's delivery records
+///   (``ConsumptionAnswering``), once: a duplicate is not answered again.
 /// - Idempotent by `notificationUUID`. Out-of-order delivery: a notification signed before the newest one already
 ///   applied to the same subscription only adds what cannot go stale (a refund or its reversal, ordered by their
 ///   dates, and a transaction not yet recorded).
@@ -26,16 +28,28 @@ public struct NotificationProcessor: Sendable {
     let revocations: RevocationList
     let metrics: ServerMetrics
     let now: @Sendable () -> Date
+    /// Answers consumption requests; nil leaves them unanswered, silently.
+    let consumption: ConsumptionAnswering?
 
-    /// Creates a processor.
+    /// Creates a processor that leaves consumption requests unanswered.
     public init(
         verifier: SignedDataVerifier, ledger: any Ledger, revocations: RevocationList, metrics: ServerMetrics,
         now: @escaping @Sendable () -> Date = Date.init
+    ) {
+        self.init(
+            verifier: verifier, ledger: ledger, revocations: revocations, metrics: metrics, consumption: nil, now: now)
+    }
+
+    /// Creates a processor that hands consumption requests to `consumption`.
+    init(
+        verifier: SignedDataVerifier, ledger: any Ledger, revocations: RevocationList, metrics: ServerMetrics,
+        consumption: ConsumptionAnswering?, now: @escaping @Sendable () -> Date
     ) {
         self.verifier = verifier
         self.ledger = ledger
         self.revocations = revocations
         self.metrics = metrics
+        self.consumption = consumption
         self.now = now
     }
 
@@ -49,7 +63,7 @@ public struct NotificationProcessor: Sendable {
             logger.notice("notification refused", metadata: ["reason": "\(error.reason)"])
             throw error
         }
-        let result = try await apply(notification)
+        let (result, transaction) = try await apply(notification)
         metrics.recordNotification(type: notification.notificationType, outcome: result.outcome.rawValue)
         logger.info(
             "notification processed",
@@ -57,10 +71,16 @@ public struct NotificationProcessor: Sendable {
                 "type": "\(notification.notificationType)", "subtype": "\(notification.subtype ?? "")",
                 "outcome": "\(result.outcome.rawValue)",
             ])
+        if notification.notificationType == "CONSUMPTION_REQUEST", result.outcome != .duplicate, let transaction,
+            let consumption
+        {
+            try await consumption.answer(notification, about: transaction, logger: logger)
+        }
         return result
     }
 
-    private func apply(_ notification: NotificationPayload) async throws -> NotificationResult {
+    /// Applies `notification` to the ledger; returns the result and the verified transaction it carried.
+    private func apply(_ notification: NotificationPayload) async throws -> (NotificationResult, JWSTransaction?) {
         var verified: (transaction: JWSTransaction, renewal: JWSRenewalInfo?)?
         if let signedTransaction = notification.data?.signedTransactionInfo {
             let transaction = try await verifier.verifyTransaction(signedTransaction)
@@ -87,10 +107,11 @@ public struct NotificationProcessor: Sendable {
             return applied
         }
         revocations.apply(changes)
-        return NotificationResult(
+        let result = NotificationResult(
             notificationUUID: notification.notificationUUID, notificationType: notification.notificationType,
             subtype: notification.subtype, outcome: outcome,
             transactionID: outcome == .duplicate ? nil : verified?.transaction.transactionId)
+        return (result, verified?.transaction)
     }
 
     /// Applies a notification about `transaction` inside a ledger transaction; returns the outcome and the

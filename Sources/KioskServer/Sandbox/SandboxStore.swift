@@ -9,7 +9,7 @@ import SQLKit
 ///
 /// With a ``SandboxSigningAuthority`` it also signs each purchase as a StoreKit 2 transaction and sends App Store
 /// Server Notifications V2 about its own records (refund, revocation, refund reversal, renewal, expiry, grace
-/// period).
+/// period, consumption request).
 ///
 /// Its records and keys live in the server's database (`sandbox_purchases` and `sandbox_keys`, created by
 /// ``SchemaMigrations``), so purchases survive a restart, and a purchase made at one instance is known at every
@@ -164,7 +164,8 @@ public struct SandboxStore: Sendable {
                 data: NotificationPayload.Body(
                     bundleId: bundleID, environment: "Sandbox",
                     signedTransactionInfo: try authority.sign(signedTransaction(for: change.subject, signedDate: now)),
-                    signedRenewalInfo: try change.renewal.map { try authority.sign($0) }))
+                    signedRenewalInfo: try change.renewal.map { try authority.sign($0) },
+                    consumptionRequestReason: change.consumptionRequestReason))
             let signed = try authority.sign(payload)
             try await SentNotification.record(
                 payload, signed: signed, about: change.subject.original_transaction_id,
@@ -173,12 +174,44 @@ public struct SandboxStore: Sendable {
         }
     }
 
+    /// The consumption answers the sandbox store's App Store Server API received about the transaction
+    /// `transactionID` (``SandboxAppStoreAPI``), oldest first.
+    /// - Throws: ``SandboxRefusal/unknownTransaction(_:)`` for a transaction the store does not have.
+    public func consumptionAnswers(for transactionID: String) async throws -> SandboxConsumptionAnswers {
+        let sql = database.sql
+        guard try await Self.purchase(transactionID: transactionID, in: sql) != nil else {
+            throw SandboxRefusal.unknownTransaction(transactionID)
+        }
+        let rows = try await sql.select().column("body").column("received_at_ms").from("sandbox_consumption_answers")
+            .where("transaction_id", .equal, transactionID)
+            .orderBy("answer_id")
+            .all(decoding: ConsumptionAnswerRow.self)
+        return SandboxConsumptionAnswers(
+            transactionID: transactionID,
+            answers: try rows.map { row in
+                // The API stored only bodies that decoded.
+                let body = try JSONDecoder().decode(AppStoreConsumptionRequest.self, from: Data(row.body.utf8))
+                return SandboxConsumptionAnswers.Answer(
+                    receivedAt: Date(milliseconds: row.received_at_ms), customerConsented: body.customerConsented,
+                    consumptionPercentage: body.consumptionPercentage, deliveryStatus: body.deliveryStatus.rawValue,
+                    refundPreference: body.refundPreference?.rawValue,
+                    sampleContentProvided: body.sampleContentProvided)
+            })
+    }
+
+    /// A row of `sandbox_consumption_answers`, the columns read.
+    private struct ConsumptionAnswerRow: Codable {
+        var body: String
+        var received_at_ms: Int64
+    }
+
     /// What a notification announces: its type and subtype, the transaction it carries and the renewal info.
     private struct NotifiedChange: Sendable {
         var type: String
         var subtype: String?
         var subject: PurchaseRow
         var renewal: JWSRenewalInfo?
+        var consumptionRequestReason: String?
     }
 
     /// Changes the purchase `request` names as its kind says, inside the running transaction `session`.
@@ -190,6 +223,9 @@ public struct SandboxStore: Sendable {
             throw SandboxRefusal.unknownTransaction(request.transactionID)
         }
         switch request.kind {
+        case .consumptionRequest:
+            return NotifiedChange(
+                type: "CONSUMPTION_REQUEST", subject: row, consumptionRequestReason: "UNINTENDED_PURCHASE")
         case .refund, .revoke:
             let refunded = try await refund(row.transaction_id, at: now, in: session) ?? row
             return NotifiedChange(type: request.kind == .refund ? "REFUND" : "REVOKE", subject: refunded)

@@ -115,13 +115,20 @@ public struct NotificationPayload: AppleSignedPayload, Hashable {
         public var signedTransactionInfo: String?
         /// The subscription's renewal information (a JWS).
         public var signedRenewalInfo: String?
+        /// Why the customer asked for a refund, with `CONSUMPTION_REQUEST`: `UNINTENDED_PURCHASE`,
+        /// `FULFILLMENT_ISSUE`, `UNSATISFIED_WITH_PURCHASE`, `LEGAL` or `OTHER`.
+        public var consumptionRequestReason: String?
 
         /// Creates a body.
-        public init(bundleId: String, environment: String, signedTransactionInfo: String?, signedRenewalInfo: String?) {
+        public init(
+            bundleId: String, environment: String, signedTransactionInfo: String?, signedRenewalInfo: String?,
+            consumptionRequestReason: String? = nil
+        ) {
             self.bundleId = bundleId
             self.environment = environment
             self.signedTransactionInfo = signedTransactionInfo
             self.signedRenewalInfo = signedRenewalInfo
+            self.consumptionRequestReason = consumptionRequestReason
         }
     }
 

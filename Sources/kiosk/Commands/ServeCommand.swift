@@ -105,6 +105,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("receipt-validation"), help: help("receipt-validation")) var receiptValidation: String?
     @Option(name: .customLong("receipt-local-testing-root"), help: help("receipt-local-testing-root"))
     var receiptLocalTestingRoot: String?
+    @Flag(name: .customLong("consumption-info"), help: help("consumption-info")) var consumptionInfo = false
+    @Option(name: .customLong("refund-preference"), help: help("refund-preference")) var refundPreference: String?
+    @Flag(name: .customLong("sample-content-provided"), help: help("sample-content-provided"))
+    var sampleContentProvided = false
     @Option(name: .customLong("s3-endpoint"), help: help("s3-endpoint")) var s3Endpoint: String?
     @Option(name: .customLong("s3-region"), help: help("s3-region")) var s3Region: String?
     @Option(name: .customLong("s3-addressing"), help: help("s3-addressing")) var s3Addressing: String?
@@ -142,6 +146,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("transaction-refresh", transactionRefresh), ("notification-history-interval", notificationHistoryInterval),
             ("notification-history-days", notificationHistoryDays), ("receipt-validation", receiptValidation),
             ("receipt-local-testing-root", receiptLocalTestingRoot),
+            ("consumption-info", consumptionInfo ? "true" : nil), ("refund-preference", refundPreference),
+            ("sample-content-provided", sampleContentProvided ? "true" : nil),
         ]
         return Dictionary(uniqueKeysWithValues: given.compactMap { name, value in value.map { (name, $0) } })
     }

@@ -84,6 +84,7 @@ struct ServerConfigurationTests {
             "app-store-api-url": "https://api.test/prefix",
             "app-store-sandbox-api-url": "http://127.0.0.1:9/api", "app-store-key-id": "KEY1234567",
             "app-store-issuer-id": "57246542-96fe-1a63-e053-0824d011072a", "app-store-key": Self.appStorePEM,
+            "consumption-info": "on", "refund-preference": "grant_prorated", "sample-content-provided": "true",
         ]
         // Faults are refused with the App Store: read below, with the sandbox store.
         #expect(Set(values.keys).union(["faults", "faults-seed"]) == Set(ServerSetting.all.map(\.name)))
@@ -136,6 +137,8 @@ struct ServerConfigurationTests {
             #expect(configuration.appStoreAPIURL?.absoluteString == "https://api.test/prefix")
             #expect(configuration.appStoreSandboxAPIURL?.absoluteString == "http://127.0.0.1:9/api")
             #expect(try configuration.appStoreAPIKey()?.keyID == "KEY1234567")
+            #expect(configuration.consumptionInfo && configuration.sampleContentProvided)
+            #expect(configuration.refundPreference == .grantProrated)
         }
         let faulty = try ServerConfiguration(options: ["faults": "chaos:0.5", "faults-seed": "42"], environment: [:])
         #expect(faulty.faults != nil && faulty.faultsSeed == 42)
@@ -172,6 +175,7 @@ struct ServerConfigurationTests {
             ([:], ["KIOSK_ALLOW_PUBLIC_SANDBOX": "maybe"], "KIOSK_ALLOW_PUBLIC_SANDBOX"),
             (["offload": "nginx:/_kiosk/files", "faults": "none"], [:], "--faults"),
             (["offload": "apache:/files"], [:], "--offload"),
+            (["refund-preference": "GRANT_FULL"], [:], "--refund-preference"),
             ([:], ["KIOSK_OFFLOAD": "nginx:/v1/files"], "KIOSK_OFFLOAD"),
         ] as [([String: String], [String: String], String)])
     func aBadValueNamesWhereItCameFrom(options: [String: String], environment: [String: String], source: String) {

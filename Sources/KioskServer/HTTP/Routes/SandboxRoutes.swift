@@ -60,6 +60,10 @@ struct SandboxRoutes {
             let result = try await notifications.process(signedPayload: signedPayload, logger: context.logger)
             return try JSONIO.response(SandboxNotificationResponse(signedPayload: signedPayload, result: result))
         }
+        router.get("/sandbox/consumption/:transaction_id") { _, context in
+            let transactionID = try context.parameters.require("transaction_id")
+            return try JSONIO.response(try await store.consumptionAnswers(for: transactionID))
+        }
         // Apple's contract: always HTTP 200, the outcome in `status`. This endpoint is the sandbox environment.
         router.post("/sandbox/verifyReceipt") { request, _ in
             let body = try await JSONIO.readBody(request, limit: RequestBodyLimits.receipt)
