@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 import Synchronization
 
@@ -92,15 +91,7 @@ final class AppStoreAPIGate: Sendable {
                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: relayed.body)))
             }
         }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        var logger = Logger(label: "app-store-api-gate")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw TestServerError.didNotStart }
+        let (port, task) = try await LoopbackRouter.start(router, label: "app-store-api-gate")
         return AppStoreAPIGate(port: port, task: task, state: state)
     }
 

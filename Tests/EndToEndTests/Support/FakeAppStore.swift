@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import Logging
 import NIOConcurrencyHelpers
 
 /// A stand-in for Apple's `verifyReceipt` endpoints: a small HTTP server whose answer depends on the scenario
@@ -42,15 +41,7 @@ final class FakeAppStore: Sendable {
                 return answer(scenario: scenario, environment: environment, bundleID: bundleID, productID: productID)
             }
         }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        var logger = Logger(label: "fake-app-store")
-        logger.logLevel = .critical
-        let app = Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let task = Task { try await app.runService(gracefulShutdownSignals: []) }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw TestServerError.didNotStart }
+        let (port, task) = try await LoopbackRouter.start(router, label: "fake-app-store")
         return FakeAppStore(port: port, task: task, calls: calls)
     }
 
