@@ -236,14 +236,21 @@ at_least() { awk -v v="$1" -v t="$2" 'BEGIN {print (v + 0 >= t + 0) ? "PASS" : "
 below() { awk -v v="$1" -v t="$2" 'BEGIN {print (v + 0 < t + 0) ? "PASS" : "MISS"}'; }
 
 fd_count() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+# fd_count_under pid dir — the process's descriptors open on files under dir (for Kiosk and the content folder: the
+# files its open-file cache keeps open on purpose, one per file served at most); fd_count_elsewhere pid dir — the
+# others (connections, the database, logs), which must return to their baseline.
+fd_targets() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 -printf '%l\n' 2>/dev/null; }
+fd_count_under() { fd_targets "$1" | awk -v d="$2/" 'index($0, d) == 1' | wc -l; }
+fd_count_elsewhere() { fd_targets "$1" | awk -v d="$2/" 'index($0, d) != 1' | wc -l; }
 status_kib() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
 kib_to_mib() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
 
-# wait_for_fds pid target seconds — polls until the process has at most target descriptors; prints the count.
+# wait_for_fds pid target seconds [dir] — polls until the process has at most target descriptors (with dir: at most
+# target outside dir, see fd_count_elsewhere); prints the count.
 wait_for_fds() {
     local count
     for _ in $(seq 1 $(($3 * 10))); do
-        count="$(fd_count "$1")"
+        if [[ -n "${4:-}" ]]; then count="$(fd_count_elsewhere "$1" "$4")"; else count="$(fd_count "$1")"; fi
         ((count <= $2)) && break
         sleep 0.1
     done
