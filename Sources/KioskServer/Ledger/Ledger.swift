@@ -219,7 +219,7 @@ public protocol Ledger: Sendable {
     func markConfirmed(transactionIDs: [String], at date: Date) async throws
     /// The customer history that returned the purchase `originalTransactionID`, if one was read.
     func history(containing originalTransactionID: String) async throws -> CustomerHistory?
-    /// Keeps `history` (its revision and members; members already in another history move to this one).
+    /// Keeps `history` (its revision and members); another history holding one of its members is merged into it.
     func saveHistory(_ history: CustomerHistory, at date: Date) async throws
     /// Up to when the notification history of `environment` was caught up; `nil` before the first catch-up.
     func notificationCursor(environment: String) async throws -> Date?

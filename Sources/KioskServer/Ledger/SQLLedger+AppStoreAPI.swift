@@ -38,9 +38,20 @@ extension SQLLedger {
         }
     }
 
-    /// Keeps `history` (its revision and members; members already in another history move to this one).
+    /// Keeps `history` (its revision and members). A member already in another history is the same customer's:
+    /// that history is merged into this one, every member with it (two first restores of one customer through
+    /// different purchases, at once, made two).
     public func saveHistory(_ history: CustomerHistory, at date: Date) async throws {
         try await atomically { database in
+            let others = try await database.select().distinct().column("history_id").from("ledger_history_members")
+                .where("original_transaction_id", .in, history.originalTransactionIDs)
+                .where("history_id", .notEqual, history.historyID)
+                .all(decodingColumn: "history_id", as: String.self)
+            if !others.isEmpty {
+                try await database.update("ledger_history_members").set("history_id", to: history.historyID)
+                    .where("history_id", .in, others).run()
+                try await database.delete(from: "ledger_histories").where("history_id", .in, others).run()
+            }
             try await database.insert(into: "ledger_histories")
                 .model(
                     HistoryRow(
