@@ -50,11 +50,25 @@ package enum PostgresTestServer {
         try await administer(server, "CREATE DATABASE \(name)")
         do {
             let result = try await body(fresh)
-            try await administer(server, "DROP DATABASE \(name) WITH (FORCE)")
+            await drop(name, on: server)
             return result
         } catch {
-            try? await administer(server, "DROP DATABASE \(name) WITH (FORCE)")
+            await drop(name, on: server)
             throw error
+        }
+    }
+
+    /// Drops a test database, cleanup only: `WITH (FORCE)` ends the test's own connections, but not an autovacuum
+    /// worker that PostgreSQL may have started on the fresh database (only a superuser may end that one: error
+    /// 42501), so a refused drop is tried again for up to 10 s, then left to the cluster's removal.
+    static func drop(_ name: String, on server: DatabaseURL.Postgres) async {
+        for _ in 0..<20 {
+            do {
+                try await administer(server, "DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+                return
+            } catch {
+                try? await Task.sleep(for: .milliseconds(500))
+            }
         }
     }
 
