@@ -34,8 +34,6 @@ public struct KioskHTTPServer: Sendable {
     /// Catches up on the App Store's notification history, at one instance at a time; nil without the App Store
     /// Server API or with `--notification-history-interval 0`.
     private let notificationCatchUp: ServiceWideJob?
-    /// The App Store Server API the server calls; nil without a key (the features that need it are off).
-    public let appStoreAPI: AppStoreServerAPI?
     private let responder: RouterResponder<KioskRequestContext>
     private let logger: Logger
 
@@ -126,7 +124,6 @@ public struct KioskHTTPServer: Sendable {
         let sandboxAPI = sandboxStore.map { SandboxAppStoreAPI(store: $0) }
         let appStoreAPI = try AppStoreServerAPI.configured(
             configuration, sandbox: sandboxAPI, verifier: signedData, now: now, logger: logger)
-        self.appStoreAPI = appStoreAPI
         let apiOutcome = AppStoreAPICallOutcome(metrics: metrics)
         let consumption = ConsumptionAnswering(
             configuration: configuration, api: appStoreAPI, ledger: ledger, outcome: apiOutcome, now: now)

@@ -204,41 +204,17 @@ extension ServerSetting.Parser where Value == DatabaseURL {
     }
 }
 
-extension ServerSetting.Parser where Value == StoreMode {
-    /// `sandbox` or `appstore`.
-    static var store: Self {
-        Self(
+extension ServerSetting.Parser where Value: RawRepresentable<String> & CaseIterable {
+    /// One of the type's raw values (`sandbox or appstore`, `none, decline, grant_full or grant_prorated`).
+    static var oneOf: Self {
+        let names = Value.allCases.map(\.rawValue)
+        let expected =
+            names.count > 1
+            ? names.dropLast().joined(separator: ", ") + " or " + names[names.count - 1] : names.joined()
+        return Self(
             parse: { (text) throws(ServerSetting.Invalid) in
-                guard let mode = StoreMode(rawValue: text) else { throw .init(expected: "sandbox or appstore") }
-                return mode
-            },
-            format: { $0.rawValue })
-    }
-}
-
-extension ServerSetting.Parser where Value == ReceiptValidation {
-    /// `verify-receipt` or `api`.
-    static var receiptValidation: Self {
-        Self(
-            parse: { (text) throws(ServerSetting.Invalid) in
-                guard let mode = ReceiptValidation(rawValue: text) else {
-                    throw .init(expected: "verify-receipt or api")
-                }
-                return mode
-            },
-            format: { $0.rawValue })
-    }
-}
-
-extension ServerSetting.Parser where Value == ConsumptionRefundPreference {
-    /// `none`, `decline`, `grant_full` or `grant_prorated`.
-    static var refundPreference: Self {
-        Self(
-            parse: { (text) throws(ServerSetting.Invalid) in
-                guard let preference = ConsumptionRefundPreference(rawValue: text) else {
-                    throw .init(expected: "none, decline, grant_full or grant_prorated")
-                }
-                return preference
+                guard let value = Value(rawValue: text) else { throw .init(expected: expected) }
+                return value
             },
             format: { $0.rawValue })
     }
@@ -321,7 +297,7 @@ extension ServerSetting {
             "database-wait", \.databaseWait, .seconds(minimum: 1),
             help: "Seconds a request waits for a PostgreSQL connection before it is refused (503 "
                 + "database_unavailable)."),
-        ServerSetting("store", \.store, .store, help: "Which store verifies receipts: sandbox or appstore."),
+        ServerSetting("store", \.store, .oneOf, help: "Which store verifies receipts: sandbox or appstore."),
         ServerSetting(
             "bundle-id", \.bundleID, .text,
             help: "The app's bundle ID; receipts of other apps are refused. Required (not the example) with appstore."),
@@ -365,7 +341,7 @@ extension ServerSetting {
             "notification-history-interval", \.notificationHistoryInterval, .seconds(minimum: 0),
             help: "Seconds between catch-ups on the App Store's notification history, the first at start (0: off)."),
         ServerSetting(
-            "receipt-validation", \.receiptValidation, .receiptValidation,
+            "receipt-validation", \.receiptValidation, .oneOf,
             help: "How app receipts are verified: verify-receipt (the store's endpoint) or api (read and verified "
                 + "locally, kept fresh by the App Store Server API; appstore mode)."),
         ServerSetting(
@@ -380,7 +356,7 @@ extension ServerSetting {
             help: "Answer the App Store's consumption requests with what Kiosk knows of the delivery; setting it "
                 + "states that customers consented, as Apple requires (needs the App Store Server API)."),
         ServerSetting(
-            "refund-preference", \.refundPreference, .refundPreference,
+            "refund-preference", \.refundPreference, .oneOf,
             help: "The refund consumption answers ask for: none (not stated), decline, grant_full or grant_prorated "
                 + "(not stated when no consumption is known)."),
         ServerSetting(
