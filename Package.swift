@@ -44,6 +44,8 @@ let package = Package(
             dependencies: [
                 "KioskCore", "KioskStore",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // Its HTTP/1.1 channel, which KioskHTTP1Channel extends with the event loops' direct answers.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),

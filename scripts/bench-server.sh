@@ -20,11 +20,14 @@
 #   7. prints a table (and writes bench-out/server.md) with Kiosk/nginx and offload/nginx ratios and PASS/MISS
 #      against the targets:
 #      ≥ 0.8× nginx with 64 clients (≥ 0.9× for the 1 MiB ranges of d), Kiosk peak RSS < 128 MiB;
-#   8. kills both servers and removes its temporary files on exit.
+#   8. kills both servers and removes its temporary files on exit;
+#   9. then the launch-day spike rows of scripts/bench/spike.sh (2,000 and 10,000 connections, the catalog's 304,
+#      /healthz, the gzipped catalog of 10,000 products, against nginx; see that script).
 #
 # Environment knobs: BENCH_DURATION (wrk seconds, default 20), BENCH_CONNECTIONS (64), BENCH_THREADS (2),
 # BENCH_CURL_RUNS (3), BENCH_BIG_MIB (1024), BENCH_MID_MIB (50), KIOSK_BIN (use this binary, skip the build),
-# BENCH_BUILD_RETRIES (3), BENCH_OUT (bench-out/server.md), BENCH_LABEL (a note printed with the results).
+# BENCH_BUILD_RETRIES (3), BENCH_OUT (bench-out/server.md), BENCH_LABEL (a note printed with the results),
+# BENCH_PARTS ("streaming spike": which rows to run), and spike.sh's own (BENCH_SPIKE_*, KIOSK_BEFORE_BIN).
 set -euo pipefail
 
 # ---------------------------------------------------------------------------------------------- configuration
@@ -37,6 +40,7 @@ MID_MIB="${BENCH_MID_MIB:-50}"
 BUILD_RETRIES="${BENCH_BUILD_RETRIES:-3}"
 OUT_FILE="${BENCH_OUT:-bench-out/server.md}"
 LABEL="${BENCH_LABEL:-}"
+PARTS="${BENCH_PARTS:-streaming spike}"
 RATIO_TARGET="0.8"
 SHORT_RANGE_TARGET="0.9"   # scenario d: per-request cost (issue #11)
 RSS_TARGET_MIB=128
@@ -61,6 +65,12 @@ trap 'exit 143' TERM
 require_tools nginx wrk curl jq ss
 command -v swift >/dev/null || [[ -n "${KIOSK_BIN:-}" ]] || die "swift is not on PATH (install a Swift 6.2+ toolchain)"
 build_kiosk
+export KIOSK_BIN
+# The launch-day spike rows (thousands of connections, small answers) are scripts/bench/spike.sh's.
+if [[ " $PARTS " != *" streaming "* ]]; then
+    [[ " $PARTS " == *" spike "* ]] || die "BENCH_PARTS='$PARTS' names neither streaming nor spike"
+    exec "$REPO_ROOT/scripts/bench/spike.sh"
+fi
 
 # ------------------------------------------------------------------------------------------------ 3. content
 make_work_dir
@@ -362,3 +372,10 @@ swift_version="$(command -v swift >/dev/null && swift --version 2>&1 | head -1 |
     echo "- Targets: Kiosk ≥ ${RATIO_TARGET}× nginx throughput with $CONNECTIONS clients (b, c) and ≥ ${SHORT_RANGE_TARGET}× for 1 MiB ranges (d); Kiosk peak RSS < $RSS_TARGET_MIB MiB."
 } >"$OUT_FILE"
 log "wrote $OUT_FILE"
+
+if [[ " $PARTS " == *" spike "* ]]; then
+    log "streaming rows done; stopping their servers for the spike rows"
+    trap - EXIT
+    (cleanup)
+    "$REPO_ROOT/scripts/bench/spike.sh"
+fi

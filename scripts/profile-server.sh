@@ -167,6 +167,8 @@ echo "VmRSS before: $before KiB; with $IDLE idle keep-alive connections: $during
 echo "per connection: $(( (during - before) * 1024 / IDLE )) bytes"
 echo '```'
 
-mkdir -p "$(dirname "$REPO_ROOT/$OUT_FILE")"
-cp "$WORK_DIR/report.md" "$REPO_ROOT/$OUT_FILE"
+# A relative PROFILE_OUT is under the repository; an absolute one where it says.
+[[ "$OUT_FILE" == /* ]] || OUT_FILE="$REPO_ROOT/$OUT_FILE"
+mkdir -p "$(dirname "$OUT_FILE")"
+cp "$WORK_DIR/report.md" "$OUT_FILE"
 log "written to $OUT_FILE"

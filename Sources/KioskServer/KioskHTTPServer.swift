@@ -1,10 +1,12 @@
 import AsyncHTTPClient
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import KioskCore
 import KioskStore
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 import SwiftASN1
 import UnixSignals
@@ -35,6 +37,8 @@ public struct KioskHTTPServer: Sendable {
     /// Server API or with `--notification-history-interval 0`.
     private let notificationCatchUp: ServiceWideJob?
     private let responder: RouterResponder<KioskRequestContext>
+    /// The answers the event loops give without the router (catalog, health).
+    private let directAnswers: DirectAnswers
     private let logger: Logger
 
     /// Prepares everything the server needs: the data directory, the database (its schema brought up to date), the
@@ -160,7 +164,9 @@ public struct KioskHTTPServer: Sendable {
             readiness: Readiness(pingDatabase: { try await sql.raw("SELECT 1").run() }, catalog: catalog),
             publicMetrics: configuration.publicMetrics
         ).register(on: router)
-        CatalogRoutes(catalog: catalog).register(on: router)
+        let catalogAnswers = CatalogAnswers(catalog: catalog)
+        CatalogRoutes(answers: catalogAnswers).register(on: router)
+        self.directAnswers = DirectAnswers(catalog: catalogAnswers, metrics: metrics)
         let purchases = PurchaseCheck(
             catalog: catalog,
             proofs: ProofVerifier(
@@ -258,6 +264,9 @@ public struct KioskHTTPServer: Sendable {
         return roots
     }
 
+    /// The length of the listening socket's queue of connections not yet accepted (nginx on Linux: 511).
+    static let listenBacklog = 4096
+
     /// Serves until one of `gracefulShutdownSignals` arrives or `shutdown` is triggered (or until cancelled), then
     /// stops accepting, lets in-flight responses finish for up to ``ServerConfiguration/shutdownGrace`` (and cuts
     /// those still running), and closes the database. `onListening` is called with the bound
@@ -271,34 +280,45 @@ public struct KioskHTTPServer: Sendable {
         let host = configuration.host
         let metrics = self.metrics
         let readTimeout = configuration.requestReadTimeout
+        let eventLoops = MultiThreadedEventLoopGroup.singleton
         let app = Application(
             responder: responder,
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [
-                        RequestReadTimeoutHandler(
-                            timeout: readTimeout, onTimeout: { metrics.recordConnectionTimeout(reason: "request_read") }
-                        )
-                    ],
-                    idleTimeout: TimeAmount(configuration.idleTimeout),
-                    httpDecoderConfiguration: .init(
-                        maxHeaderFieldSize: configuration.maxHeaderSize, maxHeaderListSize: configuration.maxHeaderSize,
-                        maxHeaderFieldCount: configuration.maxHeaderCount))),
-            configuration: .init(address: .hostname(host, port: configuration.port), serverName: nil),
-            services: [
-                CatalogReloadService(
-                    catalog: catalog, interval: configuration.reloadInterval, trapSIGHUP: reloadOnSIGHUP,
-                    logger: logger)
-            ],
+            server: HTTPServerBuilder { [directAnswers, configuration] responder in
+                KioskHTTP1Channel(
+                    http1: HTTP1Channel(
+                        responder: responder,
+                        configuration: .init(
+                            additionalChannelHandlers: [
+                                RequestReadTimeoutHandler(
+                                    timeout: readTimeout,
+                                    onTimeout: { metrics.recordConnectionTimeout(reason: "request_read") })
+                            ],
+                            idleTimeout: TimeAmount(configuration.idleTimeout),
+                            httpDecoderConfiguration: .init(
+                                maxHeaderFieldSize: configuration.maxHeaderSize,
+                                maxHeaderListSize: configuration.maxHeaderSize,
+                                maxHeaderFieldCount: configuration.maxHeaderCount))),
+                    answers: directAnswers)
+            },
+            // A launch-day spike opens thousands of connections at once: those not yet accepted wait in the
+            // kernel's queue (capped by net.core.somaxconn) rather than being refused or retried a second later.
+            configuration: .init(
+                address: .hostname(host, port: configuration.port), serverName: nil, backlog: Self.listenBacklog),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 let shownHost = host.contains(":") ? "[\(host)]" : host
                 await onListening("http://\(shownHost):\(port)", port)
             },
+            eventLoopGroupProvider: .shared(eventLoops),
             logger: logger)
+        // Connections run on their event loops; the catalog's reloads (which may hash new files for a long time) do
+        // not, so that they never hold up a loop's connections.
+        let server = EventLoopAffineService(base: app, executor: EventLoopTaskExecutor(group: eventLoops))
+        let reload = CatalogReloadService(
+            catalog: catalog, interval: configuration.reloadInterval, trapSIGHUP: reloadOnSIGHUP, logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(
             // Shut down in reverse order: the HTTP server first, then the revocation feed its downloads rely on.
-            services: [revocationFeed, revocationPruning] + (notificationCatchUp.map { [$0] } ?? []) + [app],
+            services: [revocationFeed, revocationPruning, reload] + (notificationCatchUp.map { [$0] } ?? []) + [server],
             gracefulShutdownSignals: gracefulShutdownSignals,
             logger: logger)
         // Past the grace, the shutdown becomes a cancellation: the connections still answering are closed.

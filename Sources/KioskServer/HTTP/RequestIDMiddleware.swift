@@ -2,24 +2,32 @@ import HTTPTypes
 import Hummingbird
 import Logging
 
-/// Gives every request an ID: the client's `X-Request-ID` when it is a sane token (up to 64 letters, digits and
-/// `.`, `_`, `:`, `-`), otherwise a generated one. The ID goes into the request's logger metadata as `request_id`,
-/// so every log line about the request carries it, and back to the client in the `X-Request-ID` response header.
+/// Gives every request an ID (``RequestIDs``). The ID goes into the request's logger metadata as `request_id`, so
+/// every log line about the request carries it, and back to the client in the `X-Request-ID` response header.
 struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
-    /// The request and response header.
-    static var headerName: HTTPField.Name { HTTPField.Name("X-Request-ID")! }
-    /// The longest client-chosen ID kept.
-    static var maximumLength: Int { 64 }
-
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         var context = context
-        let id = request.headers[Self.headerName].flatMap(Self.sanitized) ?? context.id
+        let id = RequestIDs.id(of: request.headers) { context.id }
         context.logger[metadataKey: "request_id"] = .string(id)
         var response = try await next(request, context)
-        response.headers[Self.headerName] = id
+        response.headers[RequestIDs.headerName] = id
         return response
+    }
+}
+
+/// Request IDs: the client's `X-Request-ID` when it is a sane token (up to 64 letters, digits and `.`, `_`, `:`,
+/// `-`), otherwise a generated one.
+enum RequestIDs {
+    /// The request and response header.
+    static let headerName = HTTPField.Name("X-Request-ID")!
+    /// The longest client-chosen ID kept.
+    static let maximumLength = 64
+
+    /// The ID of a request with these headers; `generated` makes one when the client sent none usable.
+    static func id(of headers: HTTPFields, generated: () -> String) -> String {
+        headers[headerName].flatMap(sanitized) ?? generated()
     }
 
     /// `value` when it is a usable request ID, else nil.

@@ -1,0 +1,102 @@
+import HTTPTypes
+
+/// Which requests of one connection ``DirectAnswerHandler`` answers and which go on to the application, in the
+/// order HTTP/1.1 requires (answers leave in the order their requests came).
+///
+/// A request is answered directly only when the application owes no answer on the connection, and only once its
+/// end has arrived without a body; otherwise it goes on whole, and so does every request behind it until the
+/// application has finished its answers. After a request that says `Connection: close`, nothing more is read, as
+/// the application does.
+struct DirectAnswerStateMachine {
+    /// What the handler does with a request part it read.
+    enum Action: Equatable {
+        /// Nothing yet: the head is held until the request's end.
+        case hold
+        /// Pass the part on to the application.
+        case forward
+        /// Pass the held head on, then the part: the request turned out to have a body.
+        case forwardHeldHead(HTTPRequest)
+        /// Write the answer to this held head (its request ended), then close the connection's output if asked.
+        case answer(HTTPRequest, thenClose: Bool)
+        /// Drop the part: it follows a request that closed the connection.
+        case discard
+    }
+
+    private enum State {
+        /// Between requests.
+        case idle
+        /// A head that will be answered directly once its end arrives.
+        case holding(HTTPRequest)
+        /// A request the application answers: its parts go on; `last` when it closes the connection.
+        case forwarding(last: Bool)
+        /// A request closed the connection: nothing more is read.
+        case closing
+    }
+
+    private var state = State.idle
+    /// Requests passed on whose answers the application has not finished.
+    private(set) var answersOwedByApplication = 0
+
+    /// Whether a request arriving now may be answered directly: the application owes no answer.
+    var mayAnswerDirectly: Bool {
+        if case .idle = state { return answersOwedByApplication == 0 }
+        return false
+    }
+
+    /// A request's head arrived; `answerable` says whether it has a direct answer (asked only when it may).
+    mutating func receivedHead(_ head: HTTPRequest, answerable: Bool) -> Action {
+        switch state {
+        case .closing:
+            return .discard
+        case .idle, .holding, .forwarding:
+            if mayAnswerDirectly && answerable {
+                state = .holding(head)
+                return .hold
+            }
+            answersOwedByApplication += 1
+            state = .forwarding(last: Self.closesConnection(head))
+            return .forward
+        }
+    }
+
+    /// A part of a request's body arrived.
+    mutating func receivedBody() -> Action {
+        switch state {
+        case .holding(let head):
+            answersOwedByApplication += 1
+            state = .forwarding(last: Self.closesConnection(head))
+            return .forwardHeldHead(head)
+        case .forwarding, .idle:
+            return .forward
+        case .closing:
+            return .discard
+        }
+    }
+
+    /// A request's end arrived.
+    mutating func receivedEnd() -> Action {
+        switch state {
+        case .holding(let head):
+            let close = Self.closesConnection(head)
+            state = close ? .closing : .idle
+            return .answer(head, thenClose: close)
+        case .forwarding(let last):
+            state = last ? .closing : .idle
+            return .forward
+        case .idle:
+            return .forward
+        case .closing:
+            return .discard
+        }
+    }
+
+    /// The application wrote the end of an answer.
+    mutating func applicationFinishedAnswer() {
+        answersOwedByApplication = max(0, answersOwedByApplication - 1)
+    }
+
+    /// Whether a request asks to close its connection after its answer (the application's own test).
+    static func closesConnection(_ head: HTTPRequest) -> Bool {
+        head.headerFields[.connection] == "close"
+    }
+}

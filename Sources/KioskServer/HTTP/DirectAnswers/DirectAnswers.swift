@@ -1,0 +1,64 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import KioskCore
+import NIOCore
+
+/// The requests the event loops answer themselves, without a task, the router or the middleware chain: those
+/// whose answer depends only on the catalog snapshot, which is encoded once (`GET`/`HEAD /v1/products` with any
+/// valid query, `GET`/`HEAD /v1/products/{id}`), and `GET /healthz`.
+///
+/// A launch-day spike is mostly these: every app asks for the catalog when it starts, and most get a 304. Answered
+/// here they cost what a static file server pays (parse, look up, write), not a task, a thread hop and a pipeline
+/// of generic middleware. The answers are the routes' own (``CatalogAnswers``), with what the middleware adds to
+/// every answer (`X-Request-ID`, `Date`) and the same request metrics. Whatever is not a success here (a bad query,
+/// an unknown product, a path the router would decode or normalise) is left to the routes, which answer it with
+/// the JSON envelope as always.
+struct DirectAnswers: Sendable {
+    let catalog: CatalogAnswers
+    let metrics: ServerMetrics
+    private let health: ReadyAnswer
+
+    /// The request metrics' route labels (the routes' patterns, as the router names them).
+    enum Route: String, Sendable {
+        case products = "/v1/products"
+        case product = "/v1/products/{id}"
+        case health = "/healthz"
+    }
+
+    init(catalog: CatalogAnswers, metrics: ServerMetrics) {
+        self.catalog = catalog
+        self.metrics = metrics
+        // Encoding one string cannot fail.
+        let body = (try? KioskJSON.encode(HealthResponse())).map { ByteBuffer(bytes: $0) } ?? ByteBuffer()
+        self.health = ReadyAnswer(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: body)
+    }
+
+    /// The answer to `request`, or nil when the routes must answer it.
+    func answer(to request: HTTPRequest) -> (answer: ReadyAnswer, route: Route)? {
+        let isHead: Bool
+        switch request.method {
+        case .get: isHead = false
+        case .head: isHead = true
+        default: return nil
+        }
+        guard let target = request.path, let path = target.split(separator: "?", maxSplits: 1).first,
+            !path.utf8.contains(UInt8(ascii: "%"))
+        else { return nil }
+        switch path {
+        case "/healthz":
+            return isHead ? nil : (health, .health)
+        case "/v1/products":
+            let query = URI(target).queryParameters
+            guard let representation = try? catalog.products(query: query) else { return nil }
+            return (CatalogAnswers.answer(with: representation, to: request.headerFields, isHead: isHead), .products)
+        default:
+            let prefix = "/v1/products/"
+            guard path.hasPrefix(prefix), target.utf8.count == path.utf8.count else { return nil }
+            let id = path.dropFirst(prefix.count)
+            guard !id.contains("/"), let representation = try? catalog.product(id: String(id)) else { return nil }
+            return (CatalogAnswers.answer(with: representation, to: request.headerFields, isHead: isHead), .product)
+        }
+    }
+}

@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# The launch-day spike rows of scripts/bench-server.sh (issue #32): Kiosk's embedded default (SQLite, the sandbox
+# store, no offload) against nginx on the same machine, in one run, with thousands of connections and with the small
+# answers every app asks for when it starts. It runs on its own too:
+#
+#   scripts/bench/spike.sh                              # from the repository root
+#   KIOSK_BEFORE_BIN=/path/to/older/kiosk scripts/bench/spike.sh   # adds an earlier build's rows ("before")
+#
+# What it does (all traffic on 127.0.0.1):
+#   1. a content folder: the repository's samples, `bench.spike` (one 1 MiB file) and BENCH_SPIKE_PRODUCTS (10,000)
+#      more products, so that the catalog is the size of a large store's;
+#   2. starts Kiosk (KIOSK_BIN, or a release build), and the earlier build when KIOSK_BEFORE_BIN is set, each with
+#      its own data folder; buys `bench.spike` from each and takes a grant;
+#   3. starts nginx with scripts/bench/nginx-spike.conf (printed below the results): one worker per CPU, as Kiosk runs
+#      one event loop per CPU; no access log on either side; the same 1 MiB file at the same URL path, and Kiosk's
+#      own catalog bytes (JSON and gzip) as a static file with gzip_static;
+#   4. measures each server with the same wrk command:
+#        e/f. BENCH_SPIKE_CONNECTIONS (2,000 and 10,000) keep-alive connections on the granted 1 MiB file: MiB/s,
+#             errors, and Kiosk's memory: VmRSS before the run, the peak during it (VmHWM, reset before the run, and
+#             VmRSS sampled every 0.2 s), and (peak − before) / connections;
+#        g.   -c16 `GET /v1/products` with its `If-None-Match` (304): Kiosk's catalog, nginx's static file;
+#        h.   -c16 `GET /healthz` (Kiosk) against nginx's static 304 of g;
+#        i.   -c16 the whole catalog, gzip (`Accept-Encoding: gzip`), the same bytes from both;
+#   5. prints a table with the ratios and the targets of issue #32 and writes it to BENCH_SPIKE_OUT.
+#
+# Environment knobs: BENCH_SPIKE_DURATION (wrk seconds, 15), BENCH_SPIKE_CONNECTIONS ("2000 10000"),
+# BENCH_SPIKE_PRODUCTS (10000), BENCH_SPIKE_OUT (bench-out/spike.md), KIOSK_BIN, KIOSK_BEFORE_BIN,
+# KIOSK_BEFORE_LABEL (what the earlier build is, for the table), BENCH_LABEL.
+set -euo pipefail
+
+DURATION="${BENCH_SPIKE_DURATION:-15}"
+CONNECTION_ROWS="${BENCH_SPIKE_CONNECTIONS:-2000 10000}"
+PRODUCTS="${BENCH_SPIKE_PRODUCTS:-10000}"
+OUT_FILE="${BENCH_SPIKE_OUT:-bench-out/spike.md}"
+BEFORE_BIN="${KIOSK_BEFORE_BIN:-}"
+BEFORE_LABEL="${KIOSK_BEFORE_LABEL:-earlier build}"
+LABEL="${BENCH_LABEL:-}"
+SMALL_CONNECTIONS=16
+SPIKE_ID="bench.spike"
+LOG_TAG=spike
+
+source "$(dirname "${BASH_SOURCE[0]}")/../reliability/common.sh"
+cd "$REPO_ROOT"
+WRK_LUA="$REPO_ROOT/scripts/bench/wrk-stats.lua"
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+require_tools nginx wrk curl jq ss python3
+build_kiosk
+[[ -z "$BEFORE_BIN" || -x "$BEFORE_BIN" ]] || die "KIOSK_BEFORE_BIN=$BEFORE_BIN is not executable"
+MOST_CONNECTIONS="$(tr ' ' '\n' <<<"$CONNECTION_ROWS" | sort -n | tail -1)"
+ulimit -n "$(ulimit -Hn)"
+(($(ulimit -n) >= MOST_CONNECTIONS + 500)) ||
+    die "ulimit -n is $(ulimit -n): raise the hard limit above $((MOST_CONNECTIONS + 500)) for $MOST_CONNECTIONS connections"
+
+# ---------------------------------------------------------------------------------------------- content, servers
+make_work_dir
+make_product "$SPIKE_ID" small.bin 1 "Launch-day payload"
+log "generating $PRODUCTS more products"
+python3 - "$CONTENT_DIR" "$PRODUCTS" <<'PY'
+import json, os, sys
+root, count = sys.argv[1], int(sys.argv[2])
+for n in range(count):
+    product = f"com.example.spike.issue{n:05d}"
+    os.makedirs(f"{root}/{product}/Contents")
+    with open(f"{root}/{product}/Info.json", "w") as f:
+        json.dump({"product_id": product, "type": "non_consumable", "title": f"Issue {n}",
+                   "description": "A generated issue of a large catalog.", "content_version": "1"}, f)
+    with open(f"{root}/{product}/Contents/page.txt", "w") as f:
+        f.write(f"page of issue {n}\n")
+PY
+
+declare -A BASE PID PATH_OF
+SERVERS=(kiosk)
+[[ -n "$BEFORE_BIN" ]] && SERVERS+=(before)
+AFTER_BIN="$KIOSK_BIN"
+mkdir -p "$WORK_DIR/data-before"
+
+# start_kiosks — (re)starts Kiosk and the earlier build (a fresh process each time, so that a row's memory figures
+# start from an idle server), buys the 1 MiB product from each and takes a grant.
+start_kiosks() {
+    local server
+    for server in "${SERVERS[@]}"; do stop_process "${PID[$server]:-}"; done
+    KIOSK_BIN="$AFTER_BIN" DATA_DIR="$WORK_DIR/data"
+    start_kiosk
+    grant "$SPIKE_ID"
+    BASE[kiosk]="$KIOSK_BASE"; PID[kiosk]="$KIOSK_PID"; PATH_OF[kiosk]="$GRANT_PATH"; FILE_URL="$GRANT_URL"
+    if [[ -n "$BEFORE_BIN" ]]; then
+        KIOSK_BIN="$BEFORE_BIN" DATA_DIR="$WORK_DIR/data-before"
+        cp "$WORK_DIR/kiosk.err" "$WORK_DIR/kiosk-after.err"
+        start_kiosk
+        grant "$SPIKE_ID"
+        BASE[before]="$KIOSK_BASE"; PID[before]="$KIOSK_PID"; PATH_OF[before]="$GRANT_PATH"
+        EXTRA_PIDS+=("$KIOSK_PID")
+    fi
+    KIOSK_BIN="$AFTER_BIN" KIOSK_PID="${PID[kiosk]}" KIOSK_BASE="${BASE[kiosk]}"
+}
+log "starting Kiosk (it hashes $PRODUCTS files first)"
+start_kiosks
+
+NGINX_DIR="$WORK_DIR/nginx"
+ROOT="$WORK_DIR/nginx-root"
+mkdir -p "$NGINX_DIR/tmp" "$ROOT/v1/content/$SPIKE_ID"
+ln -s "$CONTENT_DIR/$SPIKE_ID" "$ROOT/v1/content/$SPIKE_ID/1"
+curl -sS -o "$ROOT/v1/products" "${BASE[kiosk]}/v1/products"
+curl -sS -H 'Accept-Encoding: gzip' -o "$ROOT/v1/products.gz" "${BASE[kiosk]}/v1/products"
+touch -r "$ROOT/v1/products" "$ROOT/v1/products.gz"
+NGINX_PORT="$(free_port)"
+WORKERS="$(nproc)"
+sed -e "s|@WORKERS@|$WORKERS|" -e "s|@DIR@|$NGINX_DIR|g" -e "s|@LISTEN@|127.0.0.1:$NGINX_PORT|" -e "s|@ROOT@|$ROOT|" \
+    "$REPO_ROOT/scripts/bench/nginx-spike.conf" >"$NGINX_DIR/nginx.conf"
+chmod -R a+rX "$WORK_DIR"
+NGINX_BIN="$(command -v nginx || echo /usr/sbin/nginx)"
+"$NGINX_BIN" -e "$NGINX_DIR/error.log" -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" &
+NGINX_PID=$!
+BASE[nginx]="http://127.0.0.1:$NGINX_PORT"; PID[nginx]="$NGINX_PID"; PATH_OF[nginx]="$FILE_URL"
+for _ in $(seq 1 100); do curl -s -o /dev/null "${BASE[nginx]}/v1/products" && break; sleep 0.1; done
+
+# Every server answers the same bytes before anything is measured.
+same() { # what url-a url-b [curl options…]
+    local what=$1 a=$2 b=$3
+    shift 3
+    cmp -s <(curl -gsS "$@" "$a") <(curl -gsS "$@" "$b") || die "$what: $a and $b answer different bytes"
+}
+for server in "${SERVERS[@]}"; do
+    same "the 1 MiB file" "${BASE[$server]}${PATH_OF[$server]}" "${BASE[nginx]}$FILE_URL"
+    same "the catalog" "${BASE[$server]}/v1/products" "${BASE[nginx]}/v1/products"
+    same "the gzip catalog" "${BASE[$server]}/v1/products" "${BASE[nginx]}/v1/products" -H 'Accept-Encoding: gzip'
+done
+etag_of() { curl -gsSI "$@" | tr -d '\r' | awk 'tolower($1) == "etag:" {print $2}'; }
+declare -A ETAG
+for server in "${SERVERS[@]}" nginx; do
+    ETAG[$server]="$(etag_of "${BASE[$server]}/v1/products")"
+    [[ "$(curl -gs -o /dev/null -w '%{http_code}' -H "If-None-Match: ${ETAG[$server]}" "${BASE[$server]}/v1/products")" == 304 ]] ||
+        die "$server does not answer 304 to its own ETag"
+done
+CATALOG_BYTES="$(stat -c %s "$ROOT/v1/products")"
+CATALOG_GZIP_BYTES="$(stat -c %s "$ROOT/v1/products.gz")"
+log "servers ready: ${SERVERS[*]} nginx; catalog $CATALOG_BYTES bytes ($CATALOG_GZIP_BYTES gzip)"
+
+# ---------------------------------------------------------------------------------------------- measure
+declare -A RES
+RSS_LOG="$WORK_DIR/rss.log"
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+# run server row connections target [header…] — one wrk run; fills RES[row,server,*].
+run() {
+    local server=$1 row=$2 connections=$3 target=$4
+    shift 4
+    local headers=() header
+    for header in "$@"; do headers+=(-H "$header"); done
+    local pid="${PID[$server]}" sampler="" out="$WORK_DIR/wrk.$row.$server"
+    if [[ $server != nginx ]]; then
+        RES[$row,$server,rss_before]="$(status_kib "$pid" VmRSS)"
+        echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || true
+        : >"$RSS_LOG"
+        (while kill -0 "$pid" 2>/dev/null; do status_kib "$pid" VmRSS >>"$RSS_LOG"; sleep 0.2; done) &
+        sampler=$!
+    fi
+    wrk -t2 -c"$connections" -d"${DURATION}s" --timeout 30s -s "$WRK_LUA" "${headers[@]}" "$target" >"$out" 2>&1 ||
+        { cat "$out" >&2; die "wrk failed ($row $server)"; }
+    if [[ -n "$sampler" ]]; then
+        kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+        local hwm sampled
+        hwm="$(status_kib "$pid" VmHWM)"
+        sampled="$(awk 'BEGIN {m = 0} $1 > m {m = $1} END {print m}' "$RSS_LOG")"
+        RES[$row,$server,rss_peak]="$(( hwm > sampled ? hwm : sampled ))"
+    fi
+    local result kv
+    result="$(grep '^BENCH_RESULT' "$out")" || { cat "$out" >&2; die "no wrk summary ($row $server)"; }
+    local -A f=()
+    for kv in ${result#BENCH_RESULT }; do f[${kv%%=*}]="${kv#*=}"; done
+    RES[$row,$server,mibs]="$(awk -v b="${f[bytes]}" -v d="${f[duration_us]}" 'BEGIN {printf "%.1f", b / 1048576 / (d / 1e6)}')"
+    RES[$row,$server,rps]="$(awk -v r="${f[requests]}" -v d="${f[duration_us]}" 'BEGIN {printf "%.0f", r / (d / 1e6)}')"
+    RES[$row,$server,errors]="$((f[err_connect] + f[err_read] + f[err_write] + f[err_status] + f[err_timeout]))"
+    RES[$row,$server,p99]="$(awk -v u="${f[lat_p99_us]}" 'BEGIN {printf "%.0f", u / 1000}')"
+    log "  $row $server: ${RES[$row,$server,rps]} req/s, ${RES[$row,$server,mibs]} MiB/s, ${RES[$row,$server,errors]} errors, p99 ${RES[$row,$server,p99]} ms${RES[$row,$server,rss_peak]:+, peak RSS $(kib_to_mib "${RES[$row,$server,rss_peak]}") MiB (before $(kib_to_mib "${RES[$row,$server,rss_before]}"))}"
+    sleep 2   # let the connections close before the next run
+}
+
+ROWS=()
+for connections in $CONNECTION_ROWS; do
+    row="file-$connections"
+    ROWS+=("$row")
+    log "row $row: wrk -c$connections, the granted 1 MiB file (Kiosk restarted first)"
+    start_kiosks
+    for server in "${SERVERS[@]}" nginx; do run "$server" "$row" "$connections" "${BASE[$server]}${PATH_OF[$server]}"; done
+done
+ROWS+=(catalog-304 healthz catalog-gzip)
+log "row catalog-304: wrk -c$SMALL_CONNECTIONS, If-None-Match"
+for server in "${SERVERS[@]}" nginx; do
+    run "$server" catalog-304 "$SMALL_CONNECTIONS" "${BASE[$server]}/v1/products" "If-None-Match: ${ETAG[$server]}"
+done
+log "row healthz: wrk -c$SMALL_CONNECTIONS, GET /healthz (nginx: its static 304)"
+for server in "${SERVERS[@]}"; do run "$server" healthz "$SMALL_CONNECTIONS" "${BASE[$server]}/healthz"; done
+RES[healthz,nginx,rps]="${RES[catalog-304,nginx,rps]}"; RES[healthz,nginx,mibs]="${RES[catalog-304,nginx,mibs]}"
+RES[healthz,nginx,errors]="${RES[catalog-304,nginx,errors]}"
+log "row catalog-gzip: wrk -c$SMALL_CONNECTIONS, the whole catalog with Accept-Encoding: gzip"
+for server in "${SERVERS[@]}" nginx; do
+    run "$server" catalog-gzip "$SMALL_CONNECTIONS" "${BASE[$server]}/v1/products" "Accept-Encoding: gzip"
+done
+LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
+for server in "${SERVERS[@]}"; do kill -0 "${PID[$server]}" 2>/dev/null || die "$server died during the runs"; done
+
+# ---------------------------------------------------------------------------------------------- report
+declare -A TITLE=([catalog-304]="catalog 304, -c$SMALL_CONNECTIONS" [healthz]="/healthz, -c$SMALL_CONNECTIONS (nginx: static 304)"
+    [catalog-gzip]="catalog of $PRODUCTS products, gzip, -c$SMALL_CONNECTIONS")
+declare -A TARGET=([catalog-304]=0.5 [healthz]=0.5 [catalog-gzip]=0.8)
+for connections in $CONNECTION_ROWS; do
+    TITLE[file-$connections]="$connections connections, 1 MiB file"; TARGET[file-$connections]=1.0
+done
+per_connection() { # row server → KiB per connection while the row ran
+    local connections="${1#file-}"
+    awk -v p="${RES[$1,$2,rss_peak]}" -v b="${RES[$1,$2,rss_before]}" -v c="$connections" \
+        'BEGIN {printf "%.1f", (p - b) / c}'
+}
+measure() { # row server → the figure compared: MiB/s for the file rows, req/s otherwise
+    if [[ $1 == file-* ]]; then echo "${RES[$1,$2,mibs]}"; else echo "${RES[$1,$2,rps]}"; fi
+}
+{
+    echo "# Launch-day spike: Kiosk and nginx, $(date -u '+%Y-%m-%d %H:%M UTC')${LABEL:+ ($LABEL)}"
+    echo
+    echo "Machine: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) CPUs, $(awk '/^MemTotal:/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo);" \
+        "load average $LOAD_BEFORE before the runs, $LOAD_AFTER after (wrk shares the CPUs)."
+    echo "Kiosk: \`${KIOSK_BIN#"$REPO_ROOT"/}\`, embedded default (SQLite, sandbox store, no offload), one event loop per CPU ($(nproc));" \
+        "${BEFORE_BIN:+before: \`$BEFORE_BIN\` ($BEFORE_LABEL); }nginx $("$NGINX_BIN" -v 2>&1 | sed 's/^nginx version: nginx\///'), $WORKERS workers." \
+        "No access log on either side. wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}'), -t2, ${DURATION} s a run, --timeout 30s."
+    echo "Catalog: $((PRODUCTS + $(find "$REPO_ROOT/content" -name Info.json | wc -l) + 1)) products, $CATALOG_BYTES bytes of JSON, $CATALOG_GZIP_BYTES gzip."
+    echo
+    header="| row | Kiosk |"; rule="|---|---:|"
+    [[ -n "$BEFORE_BIN" ]] && { header+=" before |"; rule+="---:|"; }
+    header+=" nginx | Kiosk/nginx |"; rule+="---:|---:|"
+    [[ -n "$BEFORE_BIN" ]] && { header+=" before/nginx |"; rule+="---:|"; }
+    header+=" target | result | Kiosk peak RSS | per connection |"; rule+="---|---|---:|---:|"
+    [[ -n "$BEFORE_BIN" ]] && { header+=" before: peak, per connection |"; rule+="---:|"; }
+    header+=" errors K/n |"; rule+="---|"
+    echo "$header"; echo "$rule"
+    for row in "${ROWS[@]}"; do
+        unit="req/s"; [[ $row == file-* ]] && unit="MiB/s"
+        k="$(measure "$row" kiosk)"; n="$(measure "$row" nginx)"; r="$(ratio "$k" "$n")"
+        line="| ${TITLE[$row]} ($unit) | $k |"
+        [[ -n "$BEFORE_BIN" ]] && line+=" $(measure "$row" before) |"
+        line+=" $n | $r |"
+        [[ -n "$BEFORE_BIN" ]] && line+=" $(ratio "$(measure "$row" before)" "$n") |"
+        line+=" ≥ ${TARGET[$row]}× | $(at_least "$r" "${TARGET[$row]}") |"
+        if [[ $row == file-* ]]; then
+            pc="$(per_connection "$row" kiosk)"
+            line+=" $(kib_to_mib "${RES[$row,kiosk,rss_peak]}") MiB | $pc KiB ($(below "$pc" 12.01) ≤ 12) |"
+            [[ -n "$BEFORE_BIN" ]] && line+=" $(kib_to_mib "${RES[$row,before,rss_peak]}") MiB, $(per_connection "$row" before) KiB |"
+        else
+            line+=" | |"
+            [[ -n "$BEFORE_BIN" ]] && line+=" |"
+        fi
+        line+=" ${RES[$row,kiosk,errors]}/${RES[$row,nginx,errors]} |"
+        echo "$line"
+    done
+    echo
+    echo "Per connection: (peak VmRSS during the run − VmRSS before it) / connections; the peak is the larger of VmHWM" \
+        "(reset with \`clear_refs\` before the run) and VmRSS sampled every 0.2 s. Kernel socket buffers are not in it," \
+        "for either server."
+    echo
+    echo "nginx configuration (\`scripts/bench/nginx-spike.conf\`, as run):"
+    echo
+    echo '```nginx'
+    cat "$NGINX_DIR/nginx.conf"
+    echo '```'
+} | tee "$WORK_DIR/spike.md"
+mkdir -p "$(dirname "$OUT_FILE")"
+cp "$WORK_DIR/spike.md" "$OUT_FILE"
+log "wrote $OUT_FILE"
