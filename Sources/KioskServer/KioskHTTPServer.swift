@@ -293,12 +293,13 @@ public struct KioskHTTPServer: Sendable {
                                     timeout: readTimeout,
                                     onTimeout: { metrics.recordConnectionTimeout(reason: "request_read") })
                             ],
-                            idleTimeout: TimeAmount(configuration.idleTimeout),
+                            // DirectAnswerHandler keeps it.
+                            idleTimeout: nil,
                             httpDecoderConfiguration: .init(
                                 maxHeaderFieldSize: configuration.maxHeaderSize,
                                 maxHeaderListSize: configuration.maxHeaderSize,
                                 maxHeaderFieldCount: configuration.maxHeaderCount))),
-                    answers: directAnswers)
+                    answers: directAnswers, idleTimeout: configuration.idleTimeout)
             },
             // A launch-day spike opens thousands of connections at once: those not yet accepted wait in the
             // kernel's queue (capped by net.core.somaxconn) rather than being refused or retried a second later.

@@ -81,7 +81,7 @@ mkdir -p "$WORK_DIR/data-before"
 # start from an idle server), buys the 1 MiB product from each and takes a grant.
 start_kiosks() {
     local server
-    for server in "${SERVERS[@]}"; do stop_process "${PID[$server]:-}"; done
+    for server in "${SERVERS[@]}"; do stop_process "${PID[$server]:-}" || true; done
     KIOSK_BIN="$AFTER_BIN" DATA_DIR="$WORK_DIR/data"
     start_kiosk
     grant "$SPIKE_ID"

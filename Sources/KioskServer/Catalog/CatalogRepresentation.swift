@@ -1,47 +1,84 @@
 import CompressNIO
 import Crypto
 import Foundation
+import HTTPTypes
 import KioskCore
 import NIOConcurrencyHelpers
 import NIOCore
 
 /// One catalog answer as it goes on the wire: its JSON bytes, their gzip form when worth it, and a strong entity
-/// tag for each (the gzip bytes are another representation, so they have their own tag).
+/// tag for each (the gzip bytes are another representation, so they have their own tag), with the headers each is
+/// sent with, made once.
 ///
 /// The tag is a hash of the JSON, so it is the same across restarts and across instances serving the same content.
 public struct CatalogRepresentation: Sendable {
     /// Bodies up to this size are sent as they are: gzip would save little and cost a compression each time.
     static let gzipThreshold = 512
+    /// The catalog is public and changes at most once per reload: caches may keep an answer for 10 s (the default
+    /// reload interval), then serve it for up to a minute more while they revalidate it with its `ETag`.
+    static let cacheControl = "public, max-age=10, stale-while-revalidate=60"
+
+    /// One of the bodies and its answers, made once.
+    struct Variant: Sendable {
+        /// The bytes.
+        let body: ByteBuffer
+        /// Their strong tag.
+        let entityTag: EntityTag
+        /// The tag as the `ETag` header carries it (what most clients send back in `If-None-Match`).
+        let entityTagHeader: String
+        /// The 304 for this variant: `ETag`, `Cache-Control`, `Vary`.
+        let notModified: ReadyAnswer
+        /// The 200 with this body.
+        let ok: ReadyAnswer
+        /// The 200 to HEAD: the headers of ``ok`` with the body's `Content-Length`, and no body.
+        let headOnly: ReadyAnswer
+
+        init(body: ByteBuffer, entityTag: EntityTag, isGzip: Bool) {
+            self.body = body
+            self.entityTag = entityTag
+            self.entityTagHeader = entityTag.headerValue
+            let notModified: HTTPFields = [
+                .eTag: entityTagHeader, .cacheControl: CatalogRepresentation.cacheControl,
+                .vary: "Accept-Encoding",
+            ]
+            var headers = notModified
+            headers[.contentType] = "application/json; charset=utf-8"
+            if isGzip { headers[.contentEncoding] = "gzip" }
+            self.notModified = ReadyAnswer(status: .notModified, headers: notModified, body: nil)
+            self.ok = ReadyAnswer(status: .ok, headers: headers, body: body)
+            headers[.contentLength] = String(body.readableBytes)
+            self.headOnly = ReadyAnswer(status: .ok, headers: headers, body: nil)
+        }
+    }
 
     /// The JSON body.
-    public let json: ByteBuffer
+    public var json: ByteBuffer { identity.body }
     /// The JSON body compressed with gzip; nil for bodies of at most ``gzipThreshold`` bytes.
-    public let gzip: ByteBuffer?
+    public var gzip: ByteBuffer? { gzipped?.body }
     /// The strong tag of ``json``.
-    public let entityTag: EntityTag
-    /// The strong tag of ``gzip``.
-    public let gzipEntityTag: EntityTag
+    public var entityTag: EntityTag { identity.entityTag }
+    private let identity: Variant
+    private let gzipped: Variant?
 
     /// Takes the JSON bytes of an answer, compresses them when they are large enough, and hashes them for the tags.
     init(json: Data) {
         let digest = SHA256.hash(data: json).prefix(16).hexString
-        self.json = ByteBuffer(bytes: json)
+        let body = ByteBuffer(bytes: json)
         // Hex digits and '-' always make a valid opaque tag.
-        self.entityTag = EntityTag(opaqueTag: digest)!
-        self.gzipEntityTag = EntityTag(opaqueTag: digest + "-gzip")!
-        if json.count > Self.gzipThreshold {
-            var buffer = self.json
-            // Deflating a buffer in memory fails only when zlib cannot allocate: send the JSON as it is then.
-            self.gzip = try? buffer.compress(with: .gzip())
+        self.identity = Variant(body: body, entityTag: EntityTag(opaqueTag: digest)!, isGzip: false)
+        var buffer = body
+        // Deflating a buffer in memory fails only when zlib cannot allocate: send the JSON as it is then.
+        if json.count > Self.gzipThreshold, let compressed = try? buffer.compress(with: .gzip()) {
+            self.gzipped = Variant(body: compressed, entityTag: EntityTag(opaqueTag: digest + "-gzip")!, isGzip: true)
         } else {
-            self.gzip = nil
+            self.gzipped = nil
         }
     }
 
-    /// The body and tag to send to a client with this `Accept-Encoding` value, and whether it is gzipped.
-    func variant(acceptEncoding: String?) -> (body: ByteBuffer, entityTag: EntityTag, isGzip: Bool) {
-        if let gzip, ContentNegotiation.acceptsGzip(acceptEncoding) { return (gzip, gzipEntityTag, true) }
-        return (json, entityTag, false)
+    /// The variant to send to a client with this `Accept-Encoding` value.
+    func variant(acceptEncoding: String?) -> Variant {
+        if let gzipped, ContentNegotiation.acceptsGzip(acceptEncoding) { return gzipped }
+        return identity
     }
 }
 

@@ -38,6 +38,10 @@ public final class ContentCatalog: Sendable {
     /// The snapshot in force now.
     public var snapshot: CatalogSnapshot { current.withLockedValue { $0.snapshot } }
 
+    /// The encoded answers of the snapshot in force (all the catalog's answers need, without copying the rest of
+    /// the snapshot on every request).
+    var encoded: EncodedCatalog { current.withLockedValue { $0.snapshot.encoded } }
+
     /// The snapshot in force and the history of the snapshots before it, read together.
     var snapshotAndHistory: (snapshot: CatalogSnapshot, history: CatalogHistory) {
         current.withLockedValue { ($0.snapshot, $0.history) }

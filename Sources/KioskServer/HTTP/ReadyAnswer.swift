@@ -2,15 +2,28 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 
-/// An answer made without the request pipeline's help: status, headers and body, sent either as a Hummingbird
-/// `Response` (from a route) or as response parts written straight to the connection (``DirectAnswerHandler``).
+/// An answer made once and sent many times: status, headers and body, either as a Hummingbird `Response` (from a
+/// route) or as bytes written straight to the connection (``DirectAnswerHandler``), which are encoded with it.
 struct ReadyAnswer: Sendable {
     /// The status.
-    var status: HTTPResponse.Status
+    let status: HTTPResponse.Status
     /// The headers, without those added to every answer (`Content-Length` of a body, `X-Request-ID`, `Date`).
-    var headers: HTTPFields
+    let headers: HTTPFields
     /// The body; nil for a 304 and for HEAD (whose headers then carry the `Content-Length` GET would send).
-    var body: ByteBuffer?
+    let body: ByteBuffer?
+    /// The status line and the headers as they go on the wire, with the body's `Content-Length`: what an answer
+    /// sent from the event loop starts with (the headers added per answer and the blank line follow).
+    let encodedHead: ByteBuffer
+
+    init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        var head = ByteBuffer(string: "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
+        for field in headers { head.writeString("\(field.name.rawName): \(field.value)\r\n") }
+        if let body { head.writeString("Content-Length: \(body.readableBytes)\r\n") }
+        self.encodedHead = head
+    }
 
     /// The answer as a route returns it (Hummingbird adds `Content-Length`, the middleware `X-Request-ID`).
     var response: Response {

@@ -7,13 +7,19 @@ import NIOHTTPTypes
 /// Hummingbird's idle timeout restarts with every body chunk, so a client dripping a body one byte at a time, or
 /// sending on after the server already refused the body (413), would otherwise hold its connection for as long as
 /// it likes. Placed after the HTTP decoding, before the request is handled.
+///
+/// One timer per connection, not one per request: it is armed when a request starts and no timer is pending, and
+/// when it fires it closes the connection if the request being read started more than the timeout ago, re-arms for
+/// that request's deadline if it started later, and does nothing between requests.
 final class RequestReadTimeoutHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
 
     private let timeout: TimeAmount
     private let onTimeout: @Sendable () -> Void
-    private var deadline: Scheduled<Void>?
+    /// When the request being read started; nil between requests.
+    private var requestStarted: NIODeadline?
+    private var timer: Scheduled<Void>?
 
     /// A handler allowing `timeout` per request; `onTimeout` is called when it closes a connection.
     init(timeout: Duration, onTimeout: @escaping @Sendable () -> Void) {
@@ -24,30 +30,45 @@ final class RequestReadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
-            deadline?.cancel()
-            let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-            let onTimeout = self.onTimeout
-            deadline = context.eventLoop.scheduleTask(in: timeout) {
-                onTimeout()
-                loopBoundContext.value.close(promise: nil)
-            }
+            let now = NIODeadline.now()
+            requestStarted = now
+            if timer == nil { arm(at: now + timeout, context: context) }
         case .end:
-            deadline?.cancel()
-            deadline = nil
+            requestStarted = nil
         case .body:
             break
         }
         context.fireChannelRead(data)
     }
 
+    private func arm(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(deadline: deadline) {
+            handler.value.timerFired(context: loopBoundContext.value)
+        }
+    }
+
+    private func timerFired(context: ChannelHandlerContext) {
+        timer = nil
+        guard let started = requestStarted else { return }
+        let deadline = started + timeout
+        if deadline <= .now() {
+            onTimeout()
+            context.close(promise: nil)
+        } else {
+            arm(at: deadline, context: context)
+        }
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        timer?.cancel()
+        timer = nil
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        timer?.cancel()
+        timer = nil
     }
 }

@@ -55,11 +55,38 @@ public final class ServerMetrics: Sendable {
 
     /// Counts one answered request.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
-        let dimensions = [("method", method), ("route", route), ("status", String(status))]
-        Counter(label: "kiosk_http_requests_total", dimensions: dimensions, factory: factory).increment()
-        Timer(label: "kiosk_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
-            .record(duration: duration)
+        let key = RequestSeries(method: method, route: route, status: status)
+        let handles =
+            requestHandles.withLockedValue { $0[key] }
+            ?? {
+                let dimensions = [("method", method), ("route", route), ("status", String(status))]
+                let made = (
+                    count: Counter(label: "kiosk_http_requests_total", dimensions: dimensions, factory: factory),
+                    duration: Timer(
+                        label: "kiosk_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
+                )
+                requestHandles.withLockedValue { cache in
+                    if cache.count < Self.requestHandlesKept { cache[key] = made }
+                }
+                return made
+            }()
+        handles.count.increment()
+        handles.duration.record(duration: duration)
     }
+
+    /// The labels of one request series.
+    private struct RequestSeries: Hashable {
+        let method: String
+        let route: String
+        let status: Int
+    }
+    /// The request series' handles, made once each: making one looks it up in the registry by name and labels,
+    /// too much work for every request.
+    private let requestHandles = NIOLockedValueBox<
+        [RequestSeries: (count: CoreMetrics.Counter, duration: CoreMetrics.Timer)]
+    >([:])
+    /// The most series kept (methods are the client's words: a client inventing methods must not grow the cache).
+    private static let requestHandlesKept = 1024
 
     /// Counts one grant issued, or refused with an error code.
     func recordGrant(refusal code: String?) {

@@ -12,9 +12,6 @@ import KioskCore
 struct CatalogAnswers: Sendable {
     let catalog: ContentCatalog
 
-    /// The catalog is public and changes at most once per reload: caches may keep an answer for 10 s (the default
-    /// reload interval), then serve it for up to a minute more while they revalidate it with its `ETag`.
-    static let cacheControl = "public, max-age=10, stale-while-revalidate=60"
     /// The most IDs one `?ids=` request may ask for.
     static let maximumIDs = 500
     /// The most products (and, in the change feed, removed IDs) in one page, and the page size when `limit` is not
@@ -44,7 +41,7 @@ struct CatalogAnswers: Sendable {
             return feed.answer(
                 since: since, cursor: cursor, cursorText: query.get("cursor"), limit: limit ?? Self.maximumPageSize)
         }
-        let encoded = catalog.snapshot.encoded
+        let encoded = catalog.encoded
         guard cursor != nil || limit != nil else { return encoded.all }
         if let cursor, cursor.base != nil {
             throw APIError.badRequest("This cursor belongs to the change feed: send it with its 'since'.")
@@ -60,39 +57,32 @@ struct CatalogAnswers: Sendable {
         guard let id, Identifiers.isValidProductID(id) else {
             throw APIError.badRequest("'\((id ?? "").prefix(64))' is not a valid product ID.")
         }
-        guard let representation = catalog.snapshot.encoded.product(id: id) else {
+        guard let representation = catalog.encoded.product(id: id) else {
             throw APIError.notFound("There is no product '\(id)'.")
         }
         return representation
     }
 
     /// 200 with the variant of `representation` the client accepts, or 304 when its `If-None-Match` names it (weak
-    /// comparison, RFC 9110 §13.1.2). HEAD gets the headers GET would.
-    static func answer(with representation: CatalogRepresentation, to headers: HTTPFields, isHead: Bool)
-        -> ReadyAnswer
-    {
-        let variant = representation.variant(acceptEncoding: headers[.acceptEncoding])
-        var fields: HTTPFields = [
-            .eTag: variant.entityTag.headerValue, .cacheControl: cacheControl, .vary: "Accept-Encoding",
-        ]
-        if let ifNoneMatch = headers[.ifNoneMatch], let list = EntityTagList(parsing: ifNoneMatch),
-            list.matchesWeakly(variant.entityTag)
+    /// comparison, RFC 9110 §13.1.2). HEAD gets the headers GET would. `acceptEncoding` and `ifNoneMatch` are the
+    /// request's headers (their lines joined with ", ").
+    static func answer(
+        with representation: CatalogRepresentation, acceptEncoding: String?, ifNoneMatch: String?, isHead: Bool
+    ) -> ReadyAnswer {
+        let variant = representation.variant(acceptEncoding: acceptEncoding)
+        if let ifNoneMatch,
+            ifNoneMatch == variant.entityTagHeader
+                || EntityTagList(parsing: ifNoneMatch)?.matchesWeakly(variant.entityTag) == true
         {
-            return ReadyAnswer(status: .notModified, headers: fields, body: nil)
+            return variant.notModified
         }
-        fields[.contentType] = "application/json; charset=utf-8"
-        if variant.isGzip { fields[.contentEncoding] = "gzip" }
-        if isHead {
-            fields[.contentLength] = String(variant.body.readableBytes)
-            return ReadyAnswer(status: .ok, headers: fields, body: nil)
-        }
-        return ReadyAnswer(status: .ok, headers: fields, body: variant.body)
+        return isHead ? variant.headOnly : variant.ok
     }
 
     /// `?ids=a,b,c`. The answer is kept by the query as sent, so a repeated request (every app asking for the same
     /// IDs) is neither parsed nor checked again: only valid queries are kept.
     private func selection(_ raw: String) throws -> CatalogRepresentation {
-        let encoded = catalog.snapshot.encoded
+        let encoded = catalog.encoded
         return try encoded.answers.representation(for: "q\u{0}" + raw) {
             let ids = raw.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             guard ids.count <= Self.maximumIDs else {

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPTypes
+import NIOHTTP1
 import Testing
 
 @testable import KioskServer
@@ -8,9 +8,9 @@ import Testing
 struct DirectAnswerStateMachineTests {
     typealias Machine = DirectAnswerStateMachine
 
-    static func request(_ path: String = "/v1/products", close: Bool = false) -> HTTPRequest {
-        var request = HTTPRequest(method: .get, scheme: nil, authority: "127.0.0.1", path: path)
-        if close { request.headerFields[.connection] = "close" }
+    static func request(_ path: String = "/v1/products", close: Bool = false) -> HTTPRequestHead {
+        var request = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: ["Host": "127.0.0.1"])
+        if close { request.headers.add(name: "Connection", value: "close") }
         return request
     }
 
@@ -76,6 +76,29 @@ struct DirectAnswerStateMachineTests {
         #expect(machine.receivedEnd() == .forward)
         machine.applicationFinishedAnswer()
         #expect(machine.receivedHead(Self.request(), answerable: true) == .discard)
+    }
+
+    @Test func idleOnlyBetweenRequestsWithNothingOwed() {
+        var machine = Machine()
+        #expect(machine.isIdle)
+        _ = machine.receivedHead(Self.request(), answerable: true)
+        #expect(!machine.isIdle)
+        _ = machine.receivedEnd()
+        #expect(machine.isIdle)
+        _ = machine.receivedHead(Self.request("/v1/downloads"), answerable: false)
+        _ = machine.receivedEnd()
+        #expect(!machine.isIdle)
+        machine.applicationFinishedAnswer()
+        #expect(machine.isIdle)
+    }
+
+    @Test func onlyAConnectionHeaderOfExactlyCloseCloses() {
+        var head = Self.request()
+        #expect(!Machine.closesConnection(head))
+        head.headers.add(name: "connection", value: "close")
+        #expect(Machine.closesConnection(head))
+        head.headers.add(name: "Connection", value: "keep-alive")
+        #expect(!Machine.closesConnection(head))
     }
 
     @Test func anAnswerTheApplicationWritesUnaskedNeverMakesTheCountNegative() {

@@ -1,4 +1,4 @@
-import HTTPTypes
+import NIOHTTP1
 
 /// Which requests of one connection ``DirectAnswerHandler`` answers and which go on to the application, in the
 /// order HTTP/1.1 requires (answers leave in the order their requests came).
@@ -15,9 +15,9 @@ struct DirectAnswerStateMachine {
         /// Pass the part on to the application.
         case forward
         /// Pass the held head on, then the part: the request turned out to have a body.
-        case forwardHeldHead(HTTPRequest)
+        case forwardHeldHead(HTTPRequestHead)
         /// Write the answer to this held head (its request ended), then close the connection's output if asked.
-        case answer(HTTPRequest, thenClose: Bool)
+        case answer(HTTPRequestHead, thenClose: Bool)
         /// Drop the part: it follows a request that closed the connection.
         case discard
     }
@@ -26,7 +26,7 @@ struct DirectAnswerStateMachine {
         /// Between requests.
         case idle
         /// A head that will be answered directly once its end arrives.
-        case holding(HTTPRequest)
+        case holding(HTTPRequestHead)
         /// A request the application answers: its parts go on; `last` when it closes the connection.
         case forwarding(last: Bool)
         /// A request closed the connection: nothing more is read.
@@ -38,13 +38,10 @@ struct DirectAnswerStateMachine {
     private(set) var answersOwedByApplication = 0
 
     /// Whether a request arriving now may be answered directly: the application owes no answer.
-    var mayAnswerDirectly: Bool {
-        if case .idle = state { return answersOwedByApplication == 0 }
-        return false
-    }
+    var mayAnswerDirectly: Bool { isIdle }
 
     /// A request's head arrived; `answerable` says whether it has a direct answer (asked only when it may).
-    mutating func receivedHead(_ head: HTTPRequest, answerable: Bool) -> Action {
+    mutating func receivedHead(_ head: HTTPRequestHead, answerable: Bool) -> Action {
         switch state {
         case .closing:
             return .discard
@@ -95,8 +92,28 @@ struct DirectAnswerStateMachine {
         answersOwedByApplication = max(0, answersOwedByApplication - 1)
     }
 
-    /// Whether a request asks to close its connection after its answer (the application's own test).
-    static func closesConnection(_ head: HTTPRequest) -> Bool {
-        head.headerFields[.connection] == "close"
+    /// Whether nothing is going on: no request being read or held, no answer owed by the application (what the
+    /// idle timeout waits for).
+    var isIdle: Bool {
+        if case .idle = state { return answersOwedByApplication == 0 }
+        return false
+    }
+
+    /// Whether a request asks to close its connection after its answer (the application's own test: its
+    /// `Connection` header is exactly `close`).
+    static func closesConnection(_ head: HTTPRequestHead) -> Bool {
+        head.headers.joinedValue(of: "Connection") == "close"
+    }
+}
+
+extension HTTPHeaders {
+    /// The values of every line named `name`, joined with ", " as HTTP Types joins them; nil without one.
+    func joinedValue(of name: String) -> String? {
+        let values = self[name]
+        switch values.count {
+        case 0: return nil
+        case 1: return values[0]
+        default: return values.joined(separator: ", ")
+        }
     }
 }

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import KioskCore
 import NIOCore
+import NIOHTTP1
 
 /// The requests the event loops answer themselves, without a task, the router or the middleware chain: those
 /// whose answer depends only on the catalog snapshot, which is encoded once (`GET`/`HEAD /v1/products` with any
@@ -36,29 +37,38 @@ struct DirectAnswers: Sendable {
     }
 
     /// The answer to `request`, or nil when the routes must answer it.
-    func answer(to request: HTTPRequest) -> (answer: ReadyAnswer, route: Route)? {
+    func answer(to request: HTTPRequestHead) -> (answer: ReadyAnswer, route: Route)? {
         let isHead: Bool
         switch request.method {
-        case .get: isHead = false
-        case .head: isHead = true
+        case .GET: isHead = false
+        case .HEAD: isHead = true
         default: return nil
         }
-        guard let target = request.path, let path = target.split(separator: "?", maxSplits: 1).first,
-            !path.utf8.contains(UInt8(ascii: "%"))
+        let target = request.uri
+        guard let path = target.split(separator: "?", maxSplits: 1).first, !path.utf8.contains(UInt8(ascii: "%"))
         else { return nil }
         switch path {
         case "/healthz":
             return isHead ? nil : (health, .health)
         case "/v1/products":
-            let query = URI(target).queryParameters
+            // Most of a spike's requests carry no query: nothing to parse then.
+            let query = target.utf8.count == path.utf8.count ? Parameters() : URI(target).queryParameters
             guard let representation = try? catalog.products(query: query) else { return nil }
-            return (CatalogAnswers.answer(with: representation, to: request.headerFields, isHead: isHead), .products)
+            return (Self.answer(representation, to: request, isHead: isHead), .products)
         default:
             let prefix = "/v1/products/"
             guard path.hasPrefix(prefix), target.utf8.count == path.utf8.count else { return nil }
             let id = path.dropFirst(prefix.count)
             guard !id.contains("/"), let representation = try? catalog.product(id: String(id)) else { return nil }
-            return (CatalogAnswers.answer(with: representation, to: request.headerFields, isHead: isHead), .product)
+            return (Self.answer(representation, to: request, isHead: isHead), .product)
         }
+    }
+
+    private static func answer(_ representation: CatalogRepresentation, to request: HTTPRequestHead, isHead: Bool)
+        -> ReadyAnswer
+    {
+        CatalogAnswers.answer(
+            with: representation, acceptEncoding: request.headers.joinedValue(of: "Accept-Encoding"),
+            ifNoneMatch: request.headers.joinedValue(of: "If-None-Match"), isHead: isHead)
     }
 }

@@ -2,22 +2,25 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
-import NIOHTTPTypes
+import NIOHTTP1
 
-/// Hummingbird's HTTP/1.1 channel with a ``DirectAnswerHandler`` placed after its connection state handler, so that
+/// Hummingbird's HTTP/1.1 channel with a ``DirectAnswerHandler`` placed right after its HTTP/1.1 decoder, so that
 /// the requests ``DirectAnswers`` can answer are answered on the event loop and every other request reaches the
-/// application as before.
+/// application as before. The direct answer handler keeps the idle timeout (Hummingbird's own is left off: it
+/// would not see the direct answers).
 struct KioskHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
     let http1: HTTP1Channel
     let answers: DirectAnswers
+    let idleTimeout: Duration
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let operations = channel.pipeline.syncOperations
-            let state = try operations.handler(type: HTTPConnectionStateHandler.self)
-            try operations.addHandler(DirectAnswerHandler(answers: answers), position: .after(state))
+            let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try operations.addHandler(
+                DirectAnswerHandler(answers: answers, idleTimeout: idleTimeout), position: .after(decoder))
             return value
         }
     }

@@ -19,11 +19,18 @@ struct CatalogRoutes {
 
     private func products(_ request: Request, isHead: Bool) throws -> Response {
         let representation = try answers.products(query: request.uri.queryParameters)
-        return CatalogAnswers.answer(with: representation, to: request.headers, isHead: isHead).response
+        return Self.answer(representation, to: request, isHead: isHead)
     }
 
     private func product(_ request: Request, id: String?, isHead: Bool) throws -> Response {
         let representation = try answers.product(id: id)
-        return CatalogAnswers.answer(with: representation, to: request.headers, isHead: isHead).response
+        return Self.answer(representation, to: request, isHead: isHead)
+    }
+
+    private static func answer(_ representation: CatalogRepresentation, to request: Request, isHead: Bool) -> Response {
+        CatalogAnswers.answer(
+            with: representation, acceptEncoding: request.headers[.acceptEncoding],
+            ifNoneMatch: request.headers[.ifNoneMatch], isHead: isHead
+        ).response
     }
 }
