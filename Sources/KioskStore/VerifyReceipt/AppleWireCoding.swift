@@ -134,7 +134,9 @@ enum AppleDate {
             date = parseHuman(text) ?? (try? Date(text, strategy: .iso8601))
         }
         guard let date, abs(date.timeIntervalSince1970 * 1000) < maximumMilliseconds else { return nil }
-        return date
+        // Whole milliseconds, as the ledger keeps dates and as ``milliseconds(_:)`` writes them: a fraction
+        // (`"1700000000000.1"`) would otherwise order transactions differently once written and read again.
+        return Date(milliseconds: date.millisecondsSince1970)
     }
 
     /// `date` as a string of whole milliseconds since 1970.
