@@ -96,7 +96,7 @@ with open("RELIABILITY.md", "w") as out:
     w = out.write
     w("# Reliability report\n\n")
     w(f"Written by `scripts/reliability/run.sh` on {when}, from `{commit}`{dirty}, with the release build "
-      f"`{os.path.relpath(kiosk_bin)}`; {os.cpu_count()} CPUs ({cpu}); load average {load} at the start. Every figure below is this run's output; each section names the command that reproduces it.\n\n")
+      f"`{kiosk_bin if os.path.relpath(kiosk_bin).startswith('..') else os.path.relpath(kiosk_bin)}`; {os.cpu_count()} CPUs ({cpu}); load average {load} at the start. Every figure below is this run's output; each section names the command that reproduces it.\n\n")
     if set(only) != set(order):
         w(f"**A partial run**: only {', '.join(only)} (`RELIABILITY_ONLY`).\n\n")
     w("| scenario | command | result | time |\n|---|---|---|---:|\n")

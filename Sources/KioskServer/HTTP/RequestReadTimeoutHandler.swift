@@ -19,7 +19,7 @@ final class RequestReadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
     private let onTimeout: @Sendable () -> Void
     /// When the request being read started; nil between requests.
     private var requestStarted: NIODeadline?
-    private var timer: Scheduled<Void>?
+    private var timer = ConnectionTimer()
 
     /// A handler allowing `timeout` per request; `onTimeout` is called when it closes a connection.
     init(timeout: Duration, onTimeout: @escaping @Sendable () -> Void) {
@@ -32,7 +32,7 @@ final class RequestReadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
         case .head:
             let now = NIODeadline.now()
             requestStarted = now
-            if timer == nil { arm(at: now + timeout, context: context) }
+            if !timer.isArmed { arm(at: now + timeout, context: context) }
         case .end:
             requestStarted = nil
         case .body:
@@ -42,15 +42,11 @@ final class RequestReadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     private func arm(at deadline: NIODeadline, context: ChannelHandlerContext) {
-        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        timer = context.eventLoop.scheduleTask(deadline: deadline) {
-            handler.value.timerFired(context: loopBoundContext.value)
-        }
+        timer.arm(at: deadline, context: context) { [self] context in timerFired(context: context) }
     }
 
     private func timerFired(context: ChannelHandlerContext) {
-        timer = nil
+        timer.fired()
         guard let started = requestStarted else { return }
         let deadline = started + timeout
         if deadline <= .now() {
@@ -62,13 +58,11 @@ final class RequestReadTimeoutHandler: ChannelInboundHandler, RemovableChannelHa
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        timer.cancel()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
-        timer = nil
+        timer.cancel()
     }
 }

@@ -25,7 +25,7 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var encoder: ChannelHandlerContext?
     /// When something last happened on the connection, and the idle timer (one per connection, re-armed lazily).
     private var lastActivity = NIODeadline.now()
-    private var idleTimer: Scheduled<Void>?
+    private var idleTimer = ConnectionTimer()
 
     /// A handler giving `answers`, closing connections idle for `idleTimeout`.
     init(answers: DirectAnswers, idleTimeout: Duration) {
@@ -35,12 +35,14 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
-        if context.channel.isActive { armIdleTimer(at: lastActivity + idleTimeout, context: context) }
+        if context.channel.isActive && !idleTimer.isArmed {
+            armIdleTimer(at: lastActivity + idleTimeout, context: context)
+        }
     }
 
     func channelActive(context: ChannelHandlerContext) {
         lastActivity = .now()
-        if idleTimer == nil { armIdleTimer(at: lastActivity + idleTimeout, context: context) }
+        if !idleTimer.isArmed { armIdleTimer(at: lastActivity + idleTimeout, context: context) }
         context.fireChannelActive()
     }
 
@@ -93,14 +95,12 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        idleTimer?.cancel()
-        idleTimer = nil
+        idleTimer.cancel()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        idleTimer?.cancel()
-        idleTimer = nil
+        idleTimer.cancel()
     }
 
     /// Writes `answer` to `request` as bytes, past the response encoder; the future completes once it is written.
@@ -125,15 +125,11 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The idle timeout, as Hummingbird keeps it: a connection with no request in progress and nothing read or
     /// answered for `idleTimeout` is closed. The timer re-arms for the last activity's deadline when it fires early.
     private func armIdleTimer(at deadline: NIODeadline, context: ChannelHandlerContext) {
-        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        idleTimer = context.eventLoop.scheduleTask(deadline: deadline) {
-            handler.value.idleTimerFired(context: loopBoundContext.value)
-        }
+        idleTimer.arm(at: deadline, context: context) { [self] context in idleTimerFired(context: context) }
     }
 
     private func idleTimerFired(context: ChannelHandlerContext) {
-        idleTimer = nil
+        idleTimer.fired()
         let now = NIODeadline.now()
         let deadline = lastActivity + idleTimeout
         if machine.isIdle && deadline <= now {
