@@ -312,14 +312,11 @@ public struct KioskHTTPServer: Sendable {
             },
             eventLoopGroupProvider: .shared(eventLoops),
             logger: logger)
-        // Connections run on their event loops; the catalog's reloads (which may hash new files for a long time) do
-        // not, so that they never hold up a loop's connections.
-        let server = EventLoopAffineService(base: app, executor: EventLoopTaskExecutor(group: eventLoops))
         let reload = CatalogReloadService(
             catalog: catalog, interval: configuration.reloadInterval, trapSIGHUP: reloadOnSIGHUP, logger: logger)
         var groupConfiguration = ServiceGroupConfiguration(
             // Shut down in reverse order: the HTTP server first, then the revocation feed its downloads rely on.
-            services: [revocationFeed, revocationPruning, reload] + (notificationCatchUp.map { [$0] } ?? []) + [server],
+            services: [revocationFeed, revocationPruning, reload] + (notificationCatchUp.map { [$0] } ?? []) + [app],
             gracefulShutdownSignals: gracefulShutdownSignals,
             logger: logger)
         // Past the grace, the shutdown becomes a cancellation: the connections still answering are closed.
