@@ -166,7 +166,6 @@ public struct KioskHTTPServer: Sendable {
         ).register(on: router)
         let catalogAnswers = CatalogAnswers(catalog: catalog)
         CatalogRoutes(answers: catalogAnswers).register(on: router)
-        self.directAnswers = DirectAnswers(catalog: catalogAnswers, metrics: metrics)
         let purchases = PurchaseCheck(
             catalog: catalog,
             proofs: ProofVerifier(
@@ -212,6 +211,15 @@ public struct KioskHTTPServer: Sendable {
         }
         ContentRoutes(access: contentAccess, responder: responder, faults: faults, offload: nginx)
             .register(on: router)
+        // Content is answered from the event loops only when each answer is the plain file: no faults to inject,
+        // no nginx to hand it to.
+        let directContent =
+            faults == nil && nginx == nil
+            ? DirectContent(
+                access: contentAccess, evaluator: responder.evaluator, sendTimeout: configuration.sendTimeout,
+                metrics: metrics, logger: logger, now: now)
+            : nil
+        self.directAnswers = DirectAnswers(catalog: catalogAnswers, content: directContent, metrics: metrics)
         SubchunkRoutes(
             access: contentAccess,
             subchunks: SubchunkService(access: contentAccess, cutter: SubchunkCutter(metrics: metrics)),

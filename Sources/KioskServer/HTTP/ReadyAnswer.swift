@@ -19,8 +19,9 @@ struct ReadyAnswer: Sendable {
         self.status = status
         self.headers = headers
         self.body = body
-        var head = ByteBuffer(string: "HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
-        for field in headers { head.writeString("\(field.name.rawName): \(field.value)\r\n") }
+        var head = ByteBuffer()
+        head.writeStatusLine(status)
+        head.writeHeaderLines(headers)
         if let body { head.writeString("Content-Length: \(body.readableBytes)\r\n") }
         self.encodedHead = head
     }
@@ -28,5 +29,17 @@ struct ReadyAnswer: Sendable {
     /// The answer as a route returns it (Hummingbird adds `Content-Length`, the middleware `X-Request-ID`).
     var response: Response {
         Response(status: status, headers: headers, body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
+    }
+}
+
+extension ByteBuffer {
+    /// Writes an HTTP/1.1 status line, as NIO's response encoder does.
+    mutating func writeStatusLine(_ status: HTTPResponse.Status) {
+        writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
+    }
+
+    /// Writes `fields` as HTTP/1.1 header lines, in order.
+    mutating func writeHeaderLines(_ fields: HTTPFields) {
+        for field in fields { writeString("\(field.name.rawName): \(field.value)\r\n") }
     }
 }

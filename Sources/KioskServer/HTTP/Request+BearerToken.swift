@@ -5,12 +5,17 @@ extension Request {
     /// The grant token a content, pack or subchunk request carries: `Authorization: Bearer <token>`, or `?token=` for
     /// clients that cannot set headers. Checked by ``ContentAccess/claims(for:)``.
     var bearerToken: String? {
-        if let authorization = headers[.authorization] {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" {
-                return parts[1].trimmingCharacters(in: .whitespaces)
-            }
-        }
-        return uri.queryParameters.get("token")
+        BearerToken.parse(authorization: headers[.authorization]) ?? uri.queryParameters.get("token")
+    }
+}
+
+/// Reads `Authorization: Bearer <token>` (the scheme in any case, the token trimmed of spaces).
+enum BearerToken {
+    /// The token of an `Authorization` value, or nil when it is absent or names another scheme.
+    static func parse(authorization: String?) -> String? {
+        guard let authorization else { return nil }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
     }
 }

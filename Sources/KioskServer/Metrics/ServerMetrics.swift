@@ -53,6 +53,12 @@ public final class ServerMetrics: Sendable {
     /// download did not fetch bytes again).
     public var contentBytesSentSoFar: Int64 { contentBytesSentTotal.withLockedValue { $0 } }
 
+    /// The counter of the answers the event loops give themselves for `route`, without the router (those answers
+    /// are counted in `kiosk_http_requests_total` too): how an operator sees the fast path taken.
+    func directAnswers(route: String) -> CoreMetrics.Counter {
+        Counter(label: "kiosk_http_direct_answers_total", dimensions: [("route", route)], factory: factory)
+    }
+
     /// Counts one answered request.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
         let key = RequestSeries(method: method, route: route, status: status)

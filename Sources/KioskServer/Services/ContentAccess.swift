@@ -16,20 +16,39 @@ struct ContentAccess: Sendable {
 
     /// The claims of a live token whose purchase still stands.
     func claims(for token: String?) throws(ContentRefusal) -> GrantClaims {
-        guard let token, !token.isEmpty else { throw .tokenMissing }
+        let admission = admission(of: token)
+        if case .failure(.revoked) = admission { metrics.recordRevokedTokenRefusal() }
+        return try admission.get()
+    }
+
+    /// What ``claims(for:)`` decides, without counting a refusal (the event loop asks first, and leaves every
+    /// refusal to the route, which counts it).
+    func admission(of token: String?) -> Result<GrantClaims, ContentRefusal> {
+        guard let token, !token.isEmpty else { return .failure(.tokenMissing) }
         let claims: GrantClaims
         switch tokens.verify(token, now: now()) {
         case .success(let verified): claims = verified
-        case .failure(let refusal): throw .token(refusal)
+        case .failure(let refusal): return .failure(.token(refusal))
         }
         // The transaction that paid for the token was cancelled, or its whole purchase was (a refunded period of a
         // subscription closes only that period's tokens).
         if revocations.refuses(transactionID: claims.transactionID, originalTransactionID: claims.originalTransactionID)
         {
-            metrics.recordRevokedTokenRefusal()
-            throw .revoked
+            return .failure(.revoked)
         }
-        return claims
+        return .success(claims)
+    }
+
+    /// The file at `path` if `claims` open it, it is still the version the catalog hashed and the cache holds it
+    /// open: what ``file(at:for:)`` answers without waiting, or nil (without saying why) when that takes more (an
+    /// open, a reload) or refuses.
+    func openedFile(at path: ContentPath, for claims: GrantClaims) -> OpenContentFile? {
+        guard claims.opens(productID: path.productID, version: path.version),
+            let file = try? Self.resolve(path, in: catalog.snapshot)
+        else { return nil }
+        let location = file.absolutePath
+        guard FileIdentity(atPath: location) == file.identity else { return nil }
+        return catalog.openFiles.cached(file, at: location)
     }
 
     /// The file at `path`, opened, if `claims` open its product version and the catalog serves it.

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import KioskCore
 import NIOConcurrencyHelpers
 import NIOCore
@@ -33,6 +34,12 @@ final class OpenContentFile: Sendable {
     let representationDigest: String
     /// `Content-Type`, from the file name.
     let contentType: String
+    /// The header lines every content answer for it carries, a 304's too (``RangeResponder/Resource/headers``),
+    /// as answers sent from the event loop write them.
+    let encodedHeaderLines: ByteBuffer
+
+    /// The fields a content answer carries after the validators, `Accept-Ranges` and `Cache-Control`.
+    let extraHeaders: HTTPFields
 
     fileprivate init(productID: String, file: ManifestFile, path: String, descriptor: CInt) {
         self.productID = productID
@@ -45,6 +52,12 @@ final class OpenContentFile: Sendable {
         self.lastModifiedHeader = HTTPDate.format(file.lastModified)
         self.representationDigest = file.representationDigest
         self.contentType = MediaTypes.forPath(file.path)
+        self.extraHeaders = [.reprDigest: file.representationDigest]
+        var lines = ByteBuffer()
+        lines.writeHeaderLines(
+            RangeResponder.Resource.headers(
+                entityTag: entityTagHeader, lastModified: lastModifiedHeader, extra: extraHeaders))
+        self.encodedHeaderLines = lines
     }
 
     deinit {
@@ -137,8 +150,7 @@ final class OpenFileCache: Sendable {
     ///
     /// - Returns: nil when the file on disk is no longer the version `file` describes (or is gone).
     func open(_ file: ManifestFile, of productID: String, at path: String) async -> OpenContentFile? {
-        let (cached, epoch) = state.withLockedValue { state in
-            (state.entries[path].flatMap { $0.file == file ? $0 : nil }, state.epoch)
+        let (cached, epoch) = state.withLockedValue { state in (Self.entry(for: file, at: path, in: state), state.epoch)
         }
         if let cached { return cached }
         let opening: @Sendable () -> OpenContentFile? = { OpenContentFile.opening(file, of: productID, at: path) }
@@ -148,6 +160,15 @@ final class OpenFileCache: Sendable {
             insert(opened, into: &state)
         }
         return opened
+    }
+
+    /// The open file for `file` at `path` when the cache holds that version, without opening it otherwise.
+    func cached(_ file: ManifestFile, at path: String) -> OpenContentFile? {
+        state.withLockedValue { Self.entry(for: file, at: path, in: $0) }
+    }
+
+    private static func entry(for file: ManifestFile, at path: String, in state: State) -> OpenContentFile? {
+        state.entries[path].flatMap { $0.file == file ? $0 : nil }
     }
 
     /// Drops every entry that `isCurrent` rejects: the catalog calls this with its new snapshot.
@@ -175,4 +196,9 @@ final class OpenFileCache: Sendable {
         state.ring[state.next] = key
         state.next = (state.next + 1) % capacity
     }
+}
+
+extension HTTPField.Name {
+    /// `Repr-Digest` (RFC 9530): the digest of the whole file, on every content answer.
+    static let reprDigest = HTTPField.Name("Repr-Digest")!
 }

@@ -46,13 +46,18 @@ struct RangeResponder: Sendable {
         /// The fields every answer carries (a 304 too): the validators, `Accept-Ranges`, `Cache-Control` and
         /// ``extraHeaders``.
         var headers: HTTPFields {
+            Self.headers(entityTag: entityTagHeader, lastModified: lastModifiedHeader, extra: extraHeaders)
+        }
+
+        /// The fields every answer for a representation with these validators carries (``headers``).
+        static func headers(entityTag: String, lastModified: String, extra: HTTPFields) -> HTTPFields {
             var headers: HTTPFields = [
-                .eTag: entityTagHeader,
-                .lastModified: lastModifiedHeader,
+                .eTag: entityTag,
+                .lastModified: lastModified,
                 .acceptRanges: "bytes",
                 .cacheControl: "private",
             ]
-            headers.append(contentsOf: extraHeaders)
+            headers.append(contentsOf: extra)
             return headers
         }
     }

@@ -8,8 +8,11 @@ import NIOHTTP1
 ///
 /// It sits right after the HTTP/1.1 decoder, before the conversion to HTTP Types and everything after it: a direct
 /// answer costs parsing, a lookup and one `writev` of the answer's encoded head, the two headers made per answer
-/// (`X-Request-ID`, `Date`) and its body, which bypass the response encoder. The application's answers pass
-/// through it on their way to the encoder, which is how it knows when the application has answered.
+/// (`X-Request-ID`, `Date`) and its body, which bypass the response encoder. A content answer's body follows its
+/// head as file regions of at most ``FileBody/regionSize`` (`sendfile(2)`), each under the send timeout; meanwhile
+/// the connection reads nothing more, and a shutdown waits for the body before closing the connection. The
+/// application's answers pass through it on their way to the encoder, which is how it knows when the application has
+/// answered.
 final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -20,12 +23,31 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let idleTimeout: TimeAmount
     private var machine = DirectAnswerStateMachine()
     /// The answer to the held head, and when that head arrived.
-    private var held: (answer: ReadyAnswer, route: DirectAnswers.Route, started: ContinuousClock.Instant)?
+    private var held: (answer: DirectAnswer, route: DirectAnswers.Route, started: ContinuousClock.Instant)?
     /// The response encoder's context: direct answers are written from it, as bytes it has no part in.
     private var encoder: ChannelHandlerContext?
     /// When something last happened on the connection, and the idle timer (one per connection, re-armed lazily).
     private var lastActivity = NIODeadline.now()
     private var idleTimer = ConnectionTimer()
+    /// The content answer whose body is being sent.
+    private var stream: FileStream?
+    /// The request parts read while a body was being sent, read again once it is out.
+    private var queued = CircularBuffer<HTTPServerRequestPart>()
+    /// Whether the channel asked to read while a body was being sent (the read waits for it).
+    private var readPending = false
+    /// Whether the server is shutting down: a connection sending a body closes once it is out.
+    private var quiescing = false
+
+    /// A content answer's body on its way out, one file region after another.
+    private struct FileStream {
+        /// The open file's descriptor, duplicated for this answer (a handle is written by one write at a time).
+        let handle: NIOFileHandle
+        /// The next byte to send, and the end of the body (exclusive).
+        var next: Int64
+        let end: Int64
+        /// The bound on each region's write.
+        let timeout: SendTimeout
+    }
 
     /// A handler giving `answers`, closing connections idle for `idleTimeout`.
     init(answers: DirectAnswers, idleTimeout: Duration) {
@@ -48,12 +70,17 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         lastActivity = .now()
+        process(unwrapInboundIn(data), context: context)
+    }
+
+    /// Carries out what the machine decides for one request part.
+    private func process(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         let action: DirectAnswerStateMachine.Action
-        switch unwrapInboundIn(data) {
+        switch part {
         case .head(let head):
             let started = ContinuousClock.now
             let direct = machine.mayAnswerDirectly && encoder != nil ? answers.answer(to: head) : nil
-            action = machine.receivedHead(head, answerable: direct != nil)
+            action = machine.receivedHead(head, answer: direct.map { $0.answer.streams ? .streamed : .whole })
             if case .hold = action, let direct { held = (direct.answer, direct.route, started) }
         case .body:
             action = machine.receivedBody()
@@ -63,26 +90,22 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch action {
         case .hold, .discard:
             break
+        case .queue:
+            queued.append(part)
         case .forward:
-            context.fireChannelRead(data)
+            context.fireChannelRead(wrapInboundOut(part))
         case .forwardHeldHead(let head):
             held = nil
             context.fireChannelRead(wrapInboundOut(.head(head)))
-            context.fireChannelRead(data)
+            context.fireChannelRead(wrapInboundOut(part))
         case .answer(let head, let thenClose):
             guard let held, let encoder else { return }
             self.held = nil
-            let written = write(held.answer, to: head, through: encoder)
+            answer(head, with: held.answer, thenClose: thenClose, through: encoder, context: context)
             lastActivity = .now()
-            answers.metrics.recordRequest(
-                method: head.method.rawValue, route: held.route.rawValue, status: held.answer.status.code,
+            answers.record(
+                method: head.method, route: held.route, status: held.answer.statusCode,
                 duration: ContinuousClock.now - held.started)
-            if thenClose {
-                // As the application does: the output is closed once the answer is out, the input when the client
-                // closes its side.
-                let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-                written.whenComplete { _ in loopBoundContext.value.close(mode: .output, promise: nil) }
-            }
         }
     }
 
@@ -94,6 +117,25 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    func read(context: ChannelHandlerContext) {
+        // While a body is being sent nothing more is read: the next requests wait in the socket, not in memory.
+        if machine.isStreaming {
+            readPending = true
+        } else {
+            context.read()
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is ChannelShouldQuiesceEvent {
+            quiescing = true
+            // Hummingbird closes a connection with no request of its own in progress at once: one sending a body
+            // closes when the body is out instead (``finishStream(failed:context:)``).
+            if machine.isStreaming { return }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer.cancel()
         context.fireChannelInactive()
@@ -103,23 +145,127 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         idleTimer.cancel()
     }
 
-    /// Writes `answer` to `request` as bytes, past the response encoder; the future completes once it is written.
-    private func write(_ answer: ReadyAnswer, to request: HTTPRequestHead, through encoder: ChannelHandlerContext)
+    /// Sends `answer` to `request`: its head, then its body, past the response encoder.
+    private func answer(
+        _ request: HTTPRequestHead, with answer: DirectAnswer, thenClose: Bool, through encoder: ChannelHandlerContext,
+        context: ChannelHandlerContext
+    ) {
+        let id =
+            request.headers.joinedValue(of: "X-Request-ID").flatMap(RequestIDs.sanitized) ?? RequestID().description
+        switch answer {
+        case .ready(let ready):
+            encoder.write(NIOAny(IOData.byteBuffer(ready.encodedHead)), promise: nil)
+            let written = writeAndFlush(perAnswerHeaders(id: id, encoder: encoder), then: ready.body, to: encoder)
+            if thenClose { closeOutput(after: written, context: context) }
+        case .file(let file):
+            // A file answer comes from the content answers.
+            guard let content = answers.content else { return }
+            content.log(file, requestID: id)
+            encoder.write(NIOAny(IOData.byteBuffer(file.encodedHead)), promise: nil)
+            guard let body = file.body else {
+                let written = writeAndFlush(perAnswerHeaders(id: id, encoder: encoder), then: nil, to: encoder)
+                if thenClose { closeOutput(after: written, context: context) }
+                return
+            }
+            encoder.write(NIOAny(IOData.byteBuffer(perAnswerHeaders(id: id, encoder: encoder))), promise: nil)
+            answers.metrics.activeStreams.increment()
+            do {
+                stream = FileStream(
+                    handle: try file.file.duplicateHandle(), next: body.first, end: body.last + 1,
+                    timeout: SendTimeout(
+                        channel: context.channel, timeout: content.sendTimeout, metrics: answers.metrics))
+                sendNextRegion(through: encoder, context: context)
+            } catch {
+                // No descriptor left to send it with: the head is out, so the connection must go.
+                finishStream(failed: true, context: context)
+            }
+        }
+    }
+
+    /// `X-Request-ID`, `Date` and the blank line that ends the head.
+    private func perAnswerHeaders(id: String, encoder: ChannelHandlerContext) -> ByteBuffer {
+        var lines = encoder.channel.allocator.buffer(capacity: 96)
+        lines.writeStaticString("X-Request-ID: ")
+        lines.writeString(id)
+        lines.writeStaticString("\r\nDate: ")
+        lines.writeString(HTTPDateCache.shared.current)
+        lines.writeStaticString("\r\n\r\n")
+        return lines
+    }
+
+    private func writeAndFlush(_ head: ByteBuffer, then body: ByteBuffer?, to encoder: ChannelHandlerContext)
         -> EventLoopFuture<Void>
     {
-        let id = request.headers.joinedValue(of: "X-Request-ID").flatMap(RequestIDs.sanitized)
-        var perAnswer = encoder.channel.allocator.buffer(capacity: 96)
-        perAnswer.writeStaticString("X-Request-ID: ")
-        perAnswer.writeString(id ?? RequestID().description)
-        perAnswer.writeStaticString("\r\nDate: ")
-        perAnswer.writeString(HTTPDateCache.shared.current)
-        perAnswer.writeStaticString("\r\n\r\n")
-        encoder.write(NIOAny(IOData.byteBuffer(answer.encodedHead)), promise: nil)
-        guard let body = answer.body else {
-            return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(perAnswer)))
-        }
-        encoder.write(NIOAny(IOData.byteBuffer(perAnswer)), promise: nil)
+        guard let body else { return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(head))) }
+        encoder.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
         return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(body)))
+    }
+
+    /// As the application does after a `Connection: close` request: the output is closed once the answer is out,
+    /// the input when the client closes its side.
+    private func closeOutput(after written: EventLoopFuture<Void>, context: ChannelHandlerContext) {
+        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        written.whenComplete { _ in loopBoundContext.value.close(mode: .output, promise: nil) }
+    }
+
+    /// Sends the stream's next file region (at most ``FileBody/regionSize``, so that a client that stops reading is
+    /// noticed within the send timeout), then the next, until the body is out.
+    private func sendNextRegion(through encoder: ChannelHandlerContext, context: ChannelHandlerContext) {
+        guard var stream else { return }
+        let end = min(stream.end, stream.next + FileBody.regionSize)
+        let region = FileRegion(fileHandle: stream.handle, readerIndex: Int(stream.next), endIndex: Int(end))
+        let count = Int(end - stream.next)
+        stream.next = end
+        self.stream = stream
+        let timeout = stream.timeout.start()
+        let written = context.eventLoop.makePromise(of: Void.self)
+        encoder.writeAndFlush(NIOAny(IOData.fileRegion(region)), promise: written)
+        written.futureResult.assumeIsolated().whenComplete { [self] result in
+            timeout?.cancel()
+            switch result {
+            case .success:
+                answers.metrics.countContentBytes(count)
+                if end < stream.end {
+                    sendNextRegion(through: encoder, context: context)
+                } else {
+                    finishStream(failed: false, context: context)
+                }
+            case .failure:
+                finishStream(failed: true, context: context)
+            }
+        }
+    }
+
+    /// The body is out, or could not be sent (the connection then closes): the requests read meanwhile are read
+    /// again, and so is the socket.
+    private func finishStream(failed: Bool, context: ChannelHandlerContext) {
+        if let stream { try? stream.handle.close() }
+        stream = nil
+        answers.metrics.activeStreams.decrement()
+        lastActivity = .now()
+        if failed || quiescing {
+            // A body cut short, or the server shutting down with this answer out: the connection goes.
+            queued.removeAll()
+            context.close(promise: nil)
+            return
+        }
+        switch machine.streamFinished() {
+        case .closeOutput:
+            queued.removeAll()
+            context.close(mode: .output, promise: nil)
+        case .readQueued:
+            var replayed = false
+            while !machine.isStreaming, let part = queued.popFirst() {
+                process(part, context: context)
+                replayed = true
+            }
+            if replayed { context.fireChannelReadComplete() }
+        }
+        // Read on (after a `Connection: close` too: the client's close of its side ends the connection).
+        if !machine.isStreaming && readPending {
+            readPending = false
+            context.read()
+        }
     }
 
     /// The idle timeout, as Hummingbird keeps it: a connection with no request in progress and nothing read or

@@ -5,8 +5,9 @@ import NIOHTTP1
 ///
 /// A request is answered directly only when the application owes no answer on the connection, and only once its
 /// end has arrived without a body; otherwise it goes on whole, and so does every request behind it until the
-/// application has finished its answers. After a request that says `Connection: close`, nothing more is read, as
-/// the application does.
+/// application has finished its answers. While a direct answer's body is being sent, the parts read meanwhile wait
+/// (the handler stops reading) and are read again once it is out. After a request that says `Connection: close`,
+/// nothing more is read, as the application does.
 struct DirectAnswerStateMachine {
     /// What the handler does with a request part it read.
     enum Action: Equatable {
@@ -20,15 +21,35 @@ struct DirectAnswerStateMachine {
         case answer(HTTPRequestHead, thenClose: Bool)
         /// Drop the part: it follows a request that closed the connection.
         case discard
+        /// Keep the part until the direct answer being sent is out (``streamFinished()``), then read it again.
+        case queue
+    }
+
+    /// How a direct answer goes out.
+    enum AnswerKind: Equatable {
+        /// Written at once (the head and a body made before).
+        case whole
+        /// Its body is sent piece by piece after the head; the connection's next requests wait for it.
+        case streamed
+    }
+
+    /// What to do once a streamed answer is out.
+    enum StreamEnd: Equatable {
+        /// Read the parts that were queued meanwhile, and read on.
+        case readQueued
+        /// Close the connection's output: the request said `Connection: close`.
+        case closeOutput
     }
 
     private enum State {
         /// Between requests.
         case idle
         /// A head that will be answered directly once its end arrives.
-        case holding(HTTPRequestHead)
+        case holding(HTTPRequestHead, AnswerKind)
         /// A request the application answers: its parts go on; `last` when it closes the connection.
         case forwarding(last: Bool)
+        /// A direct answer's body is being sent; `thenClose` when its request closes the connection.
+        case streaming(thenClose: Bool)
         /// A request closed the connection: nothing more is read.
         case closing
     }
@@ -40,14 +61,23 @@ struct DirectAnswerStateMachine {
     /// Whether a request arriving now may be answered directly: the application owes no answer.
     var mayAnswerDirectly: Bool { isIdle }
 
-    /// A request's head arrived; `answerable` says whether it has a direct answer (asked only when it may).
-    mutating func receivedHead(_ head: HTTPRequestHead, answerable: Bool) -> Action {
+    /// Whether a direct answer's body is being sent.
+    var isStreaming: Bool {
+        if case .streaming = state { return true }
+        return false
+    }
+
+    /// A request's head arrived; `answer` says how its direct answer goes out, nil without one (asked only when it
+    /// may be answered directly).
+    mutating func receivedHead(_ head: HTTPRequestHead, answer: AnswerKind?) -> Action {
         switch state {
-        case .closing:
+        case .closing, .streaming(thenClose: true):
             return .discard
+        case .streaming(thenClose: false):
+            return .queue
         case .idle, .holding, .forwarding:
-            if mayAnswerDirectly && answerable {
-                state = .holding(head)
+            if mayAnswerDirectly, let answer {
+                state = .holding(head, answer)
                 return .hold
             }
             answersOwedByApplication += 1
@@ -59,12 +89,14 @@ struct DirectAnswerStateMachine {
     /// A part of a request's body arrived.
     mutating func receivedBody() -> Action {
         switch state {
-        case .holding(let head):
+        case .holding(let head, _):
             answersOwedByApplication += 1
             state = .forwarding(last: Self.closesConnection(head))
             return .forwardHeldHead(head)
         case .forwarding, .idle:
             return .forward
+        case .streaming(let thenClose):
+            return thenClose ? .discard : .queue
         case .closing:
             return .discard
         }
@@ -73,18 +105,30 @@ struct DirectAnswerStateMachine {
     /// A request's end arrived.
     mutating func receivedEnd() -> Action {
         switch state {
-        case .holding(let head):
+        case .holding(let head, let kind):
             let close = Self.closesConnection(head)
-            state = close ? .closing : .idle
+            switch kind {
+            case .whole: state = close ? .closing : .idle
+            case .streamed: state = .streaming(thenClose: close)
+            }
             return .answer(head, thenClose: close)
         case .forwarding(let last):
             state = last ? .closing : .idle
             return .forward
         case .idle:
             return .forward
+        case .streaming(let thenClose):
+            return thenClose ? .discard : .queue
         case .closing:
             return .discard
         }
+    }
+
+    /// The streamed answer is out (its body was sent whole; a failed one closes the connection instead).
+    mutating func streamFinished() -> StreamEnd {
+        guard case .streaming(let thenClose) = state else { return .readQueued }
+        state = thenClose ? .closing : .idle
+        return thenClose ? .closeOutput : .readQueued
     }
 
     /// The application wrote the end of an answer.

@@ -1,3 +1,4 @@
+import CoreMetrics
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -7,7 +8,8 @@ import NIOHTTP1
 
 /// The requests the event loops answer themselves, without a task, the router or the middleware chain: those
 /// whose answer depends only on the catalog snapshot, which is encoded once (`GET`/`HEAD /v1/products` with any
-/// valid query, `GET`/`HEAD /v1/products/{id}`), and `GET /healthz`.
+/// valid query, `GET`/`HEAD /v1/products/{id}`), `GET /healthz`, and the content requests ``DirectContent``
+/// answers (a file already open, sent with `sendfile(2)`).
 ///
 /// A launch-day spike is mostly these: every app asks for the catalog when it starts, and most get a 304. Answered
 /// here they cost what a static file server pays (parse, look up, write), not a task, a thread hop and a pipeline
@@ -17,27 +19,41 @@ import NIOHTTP1
 /// the JSON envelope as always.
 struct DirectAnswers: Sendable {
     let catalog: CatalogAnswers
+    /// The content requests answered here; nil when faults are injected or nginx sends the files.
+    let content: DirectContent?
     let metrics: ServerMetrics
     private let health: ReadyAnswer
+    /// `kiosk_http_direct_answers_total`, by route.
+    private let counters: [Route: CoreMetrics.Counter]
 
     /// The request metrics' route labels (the routes' patterns, as the router names them).
-    enum Route: String, Sendable {
+    enum Route: String, Sendable, CaseIterable {
         case products = "/v1/products"
         case product = "/v1/products/{id}"
         case health = "/healthz"
+        case content = "/v1/content/**"
     }
 
-    init(catalog: CatalogAnswers, metrics: ServerMetrics) {
+    init(catalog: CatalogAnswers, content: DirectContent?, metrics: ServerMetrics) {
         self.catalog = catalog
+        self.content = content
         self.metrics = metrics
+        self.counters = Dictionary(
+            uniqueKeysWithValues: Route.allCases.map { ($0, metrics.directAnswers(route: $0.rawValue)) })
         // Encoding one string cannot fail.
         let body = (try? KioskJSON.encode(HealthResponse())).map { ByteBuffer(bytes: $0) } ?? ByteBuffer()
         self.health = ReadyAnswer(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: body)
     }
 
+    /// Counts an answer given for `route` (in the request metrics too).
+    func record(method: HTTPMethod, route: Route, status: Int, duration: Duration) {
+        metrics.recordRequest(method: method.rawValue, route: route.rawValue, status: status, duration: duration)
+        counters[route]?.increment()
+    }
+
     /// The answer to `request`, or nil when the routes must answer it.
-    func answer(to request: HTTPRequestHead) -> (answer: ReadyAnswer, route: Route)? {
+    func answer(to request: HTTPRequestHead) -> (answer: DirectAnswer, route: Route)? {
         let isHead: Bool
         switch request.method {
         case .GET: isHead = false
@@ -49,18 +65,24 @@ struct DirectAnswers: Sendable {
         else { return nil }
         switch path {
         case "/healthz":
-            return isHead ? nil : (health, .health)
+            return isHead ? nil : (.ready(health), .health)
         case "/v1/products":
             // Most of a spike's requests carry no query: nothing to parse then.
             let query = target.utf8.count == path.utf8.count ? Parameters() : URI(target).queryParameters
             guard let representation = try? catalog.products(query: query) else { return nil }
-            return (Self.answer(representation, to: request, isHead: isHead), .products)
+            return (.ready(Self.answer(representation, to: request, isHead: isHead)), .products)
+        case _ where path.hasPrefix(GrantURLs.contentPrefix):
+            // A `?token=` query is the route's.
+            guard let content, target.utf8.count == path.utf8.count,
+                let answer = content.answer(to: request, path: path, isHead: isHead)
+            else { return nil }
+            return (.file(answer), .content)
         default:
             let prefix = "/v1/products/"
             guard path.hasPrefix(prefix), target.utf8.count == path.utf8.count else { return nil }
             let id = path.dropFirst(prefix.count)
             guard !id.contains("/"), let representation = try? catalog.product(id: String(id)) else { return nil }
-            return (Self.answer(representation, to: request, isHead: isHead), .product)
+            return (.ready(Self.answer(representation, to: request, isHead: isHead)), .product)
         }
     }
 

@@ -18,8 +18,6 @@ struct ContentRoutes {
     /// Hands admitted files to nginx (`--offload nginx:PREFIX`); nil when Kiosk sends every file itself.
     let offload: NginxOffload?
 
-    private static let reprDigest = HTTPField.Name("Repr-Digest")!
-
     func register(on router: Router<KioskRequestContext>) {
         router.get("/v1/content/**") { request, context in
             try await self.serve(request, isHead: false, context: context)
@@ -46,7 +44,7 @@ struct ContentRoutes {
             metadata: ["path": "\(request.uri.path)", "range": "\(request.headers[.range] ?? "none")"])
         let resource = RangeResponder.Resource(
             representation: file.representation, entityTagHeader: file.entityTagHeader,
-            lastModifiedHeader: file.lastModifiedHeader, extraHeaders: [Self.reprDigest: file.representationDigest],
+            lastModifiedHeader: file.lastModifiedHeader, extraHeaders: file.extraHeaders,
             contentType: file.contentType, noun: "file", answersMultipleRanges: true,
             body: responder.fileBody(file, channel: context.channel))
         if let offload {
