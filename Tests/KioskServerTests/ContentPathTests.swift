@@ -205,6 +205,13 @@ struct ContentPathTests {
         #expect(request.bearerToken == expected)
     }
 
+    @Test(arguments: [
+        "abc", "  abc  ", "\tabc\t", "\u{00A0}abc\u{3000}", "\nabc\n", " a b ", "   ", "", "\u{2003}é\u{2009}",
+    ])
+    func theTokenIsTrimmedAsFoundationTrimsWhitespace(text: String) {
+        #expect(BearerToken.trimmingWhitespace(text[...]) == text.trimmingCharacters(in: .whitespaces))
+    }
+
     // MARK: Accept-Encoding
 
     @Test(

@@ -16,6 +16,19 @@ enum BearerToken {
         guard let authorization else { return nil }
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return parts[1].trimmingCharacters(in: .whitespaces)
+        return trimmingWhitespace(parts[1])
+    }
+
+    /// `token` without the spaces and tabs around it (`CharacterSet.whitespaces`: tab and the Unicode space
+    /// separators), without Foundation's bridging: a token is usually untouched and returned as it is.
+    static func trimmingWhitespace(_ token: Substring) -> String {
+        let scalars = token.unicodeScalars
+        let isSpace = { (scalar: Unicode.Scalar) in
+            scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
+        }
+        guard let first = scalars.firstIndex(where: { !isSpace($0) }),
+            let last = scalars.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        return String(scalars[first...last])
     }
 }

@@ -72,10 +72,7 @@ struct DirectAnswers: Sendable {
             guard let representation = try? catalog.products(query: query) else { return nil }
             return (.ready(Self.answer(representation, to: request, isHead: isHead)), .products)
         case _ where path.hasPrefix(GrantURLs.contentPrefix):
-            // A `?token=` query is the route's.
-            guard let content, target.utf8.count == path.utf8.count,
-                let answer = content.answer(to: request, path: path, isHead: isHead)
-            else { return nil }
+            guard let content, let answer = content.answer(to: request, path: path, isHead: isHead) else { return nil }
             return (.file(answer), .content)
         default:
             let prefix = "/v1/products/"

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HummingbirdCore
 import KioskCore
 import Logging
 import NIOCore
@@ -12,8 +13,8 @@ import NIOHTTP1
 /// During a launch-day spike thousands of clients download the same few files: each such request then costs a
 /// lookup, an `lstat` and the writes, with no task, no thread hop and no task frame held for as long as the body
 /// takes to go out (the largest part of a busy connection's memory). Everything else is the route's, which answers
-/// it as always: a refusal (with its JSON envelope and its metric), a `?token=` query, a file not open yet or
-/// changed on disk, a 412, a 416, several ranges; and every request when faults are injected or nginx sends the
+/// it as always: a refusal (with its JSON envelope and its metric), a path with a percent-encoded byte, a file not
+/// open yet or changed on disk, a 412, a 416, several ranges; and every request when faults are injected or nginx sends the
 /// files (the server then has no ``DirectContent``).
 struct DirectContent: Sendable {
     let access: ContentAccess
@@ -25,11 +26,14 @@ struct DirectContent: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
 
-    /// The answer to a request for `path` (without a query), or nil when the route must answer it.
+    /// The answer to a request for `path` (its target without the query), or nil when the route must answer it.
     func answer(to request: HTTPRequestHead, path: Substring, isHead: Bool) -> DirectFileAnswer? {
         let headers = request.headers
-        guard let token = BearerToken.parse(authorization: headers.joinedValue(of: "Authorization")),
-            case .success(let claims) = access.admission(of: token),
+        // The token as the route reads it: `Authorization: Bearer`, or `?token=` (percent-decoded).
+        let token =
+            BearerToken.parse(authorization: headers.joinedValue(of: "Authorization"))
+            ?? (request.uri.utf8.count > path.utf8.count ? URI(request.uri).queryParameters.get("token") : nil)
+        guard case .success(let claims) = access.admission(of: token),
             let contentPath = ContentRoutes.parse(rawPath: String(path)),
             let file = access.openedFile(at: contentPath, for: claims)
         else { return nil }
