@@ -32,7 +32,8 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The content answer whose body is being sent.
     private var stream: FileStream?
     /// The request parts read while a body was being sent, read again once it is out.
-    private var queued = CircularBuffer<HTTPServerRequestPart>()
+    /// (An array: empty, it allocates nothing, and most connections never queue anything.)
+    private var queued: [HTTPServerRequestPart] = []
     /// Whether the channel asked to read while a body was being sent (the read waits for it).
     private var readPending = false
     /// Whether the server is shutting down: a connection sending a body closes once it is out.
@@ -254,12 +255,17 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             queued.removeAll()
             context.close(mode: .output, promise: nil)
         case .readQueued:
-            var replayed = false
-            while !machine.isStreaming, let part = queued.popFirst() {
+            let parts = queued
+            queued = []
+            for (index, part) in parts.enumerated() {
+                // A part answered with another body: the rest wait for that one.
+                guard !machine.isStreaming else {
+                    queued = Array(parts[index...])
+                    break
+                }
                 process(part, context: context)
-                replayed = true
             }
-            if replayed { context.fireChannelReadComplete() }
+            if !parts.isEmpty { context.fireChannelReadComplete() }
         }
         // Read on (after a `Connection: close` too: the client's close of its side ends the connection).
         if !machine.isStreaming && readPending {

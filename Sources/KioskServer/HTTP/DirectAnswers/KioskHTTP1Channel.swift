@@ -17,6 +17,9 @@ struct KioskHTTP1Channel: ServerChildChannel {
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            // A request head rarely needs more than 1 KiB (nginx's client_header_buffer_size): each connection keeps
+            // one receive buffer, 2 KiB by NIO's default, which the allocator grows for larger reads.
+            try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers)
             let operations = channel.pipeline.syncOperations
             let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
             try operations.addHandler(
@@ -24,6 +27,9 @@ struct KioskHTTP1Channel: ServerChildChannel {
             return value
         }
     }
+
+    /// The receive buffers: 1 KiB to start with, between 64 bytes and 64 KiB as reads go.
+    static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536)
 
     func handle(value: Value, logger: Logger) async {
         await http1.handle(value: value, logger: logger)
