@@ -216,10 +216,10 @@ public struct KioskHTTPServer: Sendable {
         let directContent =
             faults == nil && nginx == nil
             ? DirectContent(
-                access: contentAccess, evaluator: responder.evaluator, sendTimeout: configuration.sendTimeout,
-                metrics: metrics, logger: logger, now: now)
+                access: contentAccess, evaluator: responder.evaluator, logger: logger, now: now)
             : nil
-        self.directAnswers = DirectAnswers(catalog: catalogAnswers, content: directContent, metrics: metrics)
+        self.directAnswers = DirectAnswers(
+            catalog: catalogAnswers, content: directContent, sendTimeout: configuration.sendTimeout, metrics: metrics)
         SubchunkRoutes(
             access: contentAccess,
             subchunks: SubchunkService(access: contentAccess, cutter: SubchunkCutter(metrics: metrics)),

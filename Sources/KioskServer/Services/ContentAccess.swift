@@ -44,10 +44,9 @@ struct ContentAccess: Sendable {
     /// open, a reload) or refuses.
     func openedFile(at path: ContentPath, for claims: GrantClaims) -> OpenContentFile? {
         guard claims.opens(productID: path.productID, version: path.version),
-            let file = try? Self.resolve(path, in: catalog.snapshot)
+            let file = try? Self.resolve(path, in: catalog.snapshot),
+            let location = Self.unchangedLocation(of: file)
         else { return nil }
-        let location = file.absolutePath
-        guard FileIdentity(atPath: location) == file.identity else { return nil }
         return catalog.openFiles.cached(file, at: location)
     }
 
@@ -91,9 +90,14 @@ struct ContentAccess: Sendable {
     /// `file`, opened (from the cache when it was served before), if it is still the file the catalog hashed: one
     /// `lstat` of its path.
     private func open(_ file: ManifestFile, of productID: String) async -> OpenContentFile? {
-        let location = file.absolutePath
-        guard FileIdentity(atPath: location) == file.identity else { return nil }
+        guard let location = Self.unchangedLocation(of: file) else { return nil }
         return await catalog.openFiles.open(file, of: productID, at: location)
+    }
+
+    /// Where `file` is, if it is still the file the catalog hashed there (one `lstat`).
+    private static func unchangedLocation(of file: ManifestFile) -> String? {
+        let location = file.absolutePath
+        return FileIdentity(atPath: location) == file.identity ? location : nil
     }
 
     /// The catalog's product `productID`, if `version` is its current version.

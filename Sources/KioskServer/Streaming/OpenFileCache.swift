@@ -150,8 +150,7 @@ final class OpenFileCache: Sendable {
     ///
     /// - Returns: nil when the file on disk is no longer the version `file` describes (or is gone).
     func open(_ file: ManifestFile, of productID: String, at path: String) async -> OpenContentFile? {
-        let (cached, epoch) = state.withLockedValue { state in (Self.entry(for: file, at: path, in: state), state.epoch)
-        }
+        let (cached, epoch) = state.withLockedValue { (Self.entry(for: file, at: path, in: $0), $0.epoch) }
         if let cached { return cached }
         let opening: @Sendable () -> OpenContentFile? = { OpenContentFile.opening(file, of: productID, at: path) }
         guard let opened = try? await NIOThreadPool.singleton.runIfActive(opening) else { return nil }
@@ -196,9 +195,4 @@ final class OpenFileCache: Sendable {
         state.ring[state.next] = key
         state.next = (state.next + 1) % capacity
     }
-}
-
-extension HTTPField.Name {
-    /// `Repr-Digest` (RFC 9530): the digest of the whole file, on every content answer.
-    static let reprDigest = HTTPField.Name("Repr-Digest")!
 }

@@ -164,3 +164,8 @@ protocol RangedBody: Sendable {
     /// the bytes between the parts), written through `faults` when given.
     func body(segments: [FileBody.Segment], contentLength: Int64, faults: FaultyBodyWriter?) -> ResponseBody
 }
+
+extension HTTPField.Name {
+    /// `Repr-Digest` (RFC 9530): the digest of the whole file, on every content answer.
+    static let reprDigest = HTTPField.Name("Repr-Digest")!
+}

@@ -17,6 +17,20 @@ enum DirectAnswer {
         }
     }
 
+    /// The status line and headers, without the two made per answer.
+    var encodedHead: ByteBuffer {
+        switch self {
+        case .ready(let answer): answer.encodedHead
+        case .file(let answer): answer.encodedHead
+        }
+    }
+
+    /// The body when it is bytes made before (nil for a file's body, sent from the file, and for none).
+    var bufferedBody: ByteBuffer? {
+        if case .ready(let answer) = self { return answer.body }
+        return nil
+    }
+
     /// Whether the answer outlives the write of its head: a body sent piece by piece, during which the connection's
     /// next requests wait.
     var streams: Bool {

@@ -153,33 +153,24 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     ) {
         let id =
             request.headers.joinedValue(of: "X-Request-ID").flatMap(RequestIDs.sanitized) ?? RequestID().description
-        switch answer {
-        case .ready(let ready):
-            encoder.write(NIOAny(IOData.byteBuffer(ready.encodedHead)), promise: nil)
-            let written = writeAndFlush(perAnswerHeaders(id: id, encoder: encoder), then: ready.body, to: encoder)
+        if case .file(let file) = answer { answers.content?.log(file, requestID: id) }
+        encoder.write(NIOAny(IOData.byteBuffer(answer.encodedHead)), promise: nil)
+        let perAnswer = perAnswerHeaders(id: id, encoder: encoder)
+        guard case .file(let file) = answer, let body = file.body else {
+            let written = writeAndFlush(perAnswer, then: answer.bufferedBody, to: encoder)
             if thenClose { closeOutput(after: written, context: context) }
-        case .file(let file):
-            // A file answer comes from the content answers.
-            guard let content = answers.content else { return }
-            content.log(file, requestID: id)
-            encoder.write(NIOAny(IOData.byteBuffer(file.encodedHead)), promise: nil)
-            guard let body = file.body else {
-                let written = writeAndFlush(perAnswerHeaders(id: id, encoder: encoder), then: nil, to: encoder)
-                if thenClose { closeOutput(after: written, context: context) }
-                return
-            }
-            encoder.write(NIOAny(IOData.byteBuffer(perAnswerHeaders(id: id, encoder: encoder))), promise: nil)
-            answers.metrics.activeStreams.increment()
-            do {
-                stream = FileStream(
-                    handle: try file.file.duplicateHandle(), next: body.first, end: body.last + 1,
-                    timeout: SendTimeout(
-                        channel: context.channel, timeout: content.sendTimeout, metrics: answers.metrics))
-                sendNextRegion(through: encoder, context: context)
-            } catch {
-                // No descriptor left to send it with: the head is out, so the connection must go.
-                finishStream(failed: true, context: context)
-            }
+            return
+        }
+        encoder.write(NIOAny(IOData.byteBuffer(perAnswer)), promise: nil)
+        answers.metrics.activeStreams.increment()
+        do {
+            stream = FileStream(
+                handle: try file.file.duplicateHandle(), next: body.first, end: body.last + 1,
+                timeout: SendTimeout(channel: context.channel, timeout: answers.sendTimeout, metrics: answers.metrics))
+            sendNextRegion(through: encoder, context: context)
+        } catch {
+            // No descriptor left to send it with: the head is out, so the connection must go.
+            finishStream(failed: true, context: context)
         }
     }
 

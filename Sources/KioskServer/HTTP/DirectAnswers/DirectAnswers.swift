@@ -21,6 +21,8 @@ struct DirectAnswers: Sendable {
     let catalog: CatalogAnswers
     /// The content requests answered here; nil when faults are injected or nginx sends the files.
     let content: DirectContent?
+    /// How long one piece of a streamed body may wait for a client that does not read (``SendTimeout``).
+    let sendTimeout: Duration
     let metrics: ServerMetrics
     private let health: ReadyAnswer
     /// `kiosk_http_direct_answers_total`, by route.
@@ -34,9 +36,10 @@ struct DirectAnswers: Sendable {
         case content = "/v1/content/**"
     }
 
-    init(catalog: CatalogAnswers, content: DirectContent?, metrics: ServerMetrics) {
+    init(catalog: CatalogAnswers, content: DirectContent?, sendTimeout: Duration, metrics: ServerMetrics) {
         self.catalog = catalog
         self.content = content
+        self.sendTimeout = sendTimeout
         self.metrics = metrics
         self.counters = Dictionary(
             uniqueKeysWithValues: Route.allCases.map { ($0, metrics.directAnswers(route: $0.rawValue)) })

@@ -19,9 +19,6 @@ import NIOHTTP1
 struct DirectContent: Sendable {
     let access: ContentAccess
     let evaluator: RangeRequestEvaluator
-    /// How long one piece of a body may wait for a client that does not read (``SendTimeout``).
-    let sendTimeout: Duration
-    let metrics: ServerMetrics
     /// The server's logger, for the content request lines at `debug`.
     let logger: Logger
     let now: @Sendable () -> Date
@@ -33,8 +30,9 @@ struct DirectContent: Sendable {
         let token =
             BearerToken.parse(authorization: headers.joinedValue(of: "Authorization"))
             ?? (request.uri.utf8.count > path.utf8.count ? URI(request.uri).queryParameters.get("token") : nil)
+        let rawPath = String(path)
         guard case .success(let claims) = access.admission(of: token),
-            let contentPath = ContentRoutes.parse(rawPath: String(path)),
+            let contentPath = ContentRoutes.parse(rawPath: rawPath),
             let file = access.openedFile(at: contentPath, for: claims)
         else { return nil }
         let currentTime = now()
@@ -78,7 +76,7 @@ struct DirectContent: Sendable {
             }
         }
         return DirectFileAnswer(
-            statusCode: status.code, encodedHead: head, file: file, body: body, path: String(path), range: range)
+            statusCode: status.code, encodedHead: head, file: file, body: body, path: rawPath, range: range)
     }
 
     /// The content request's line at `debug`, as the route writes it (the path and range only: never the token).
