@@ -136,6 +136,37 @@ struct DirectAnswerTests {
         }
     }
 
+    /// A connection whose first requests the event loop answers starts the application's side only when it needs
+    /// it: a later request for the routes, one that does not parse, and a client's half-closure are each handled
+    /// as on any other connection.
+    @Test func aConnectionStartsTheApplicationsSideWhenItFirstNeedsIt() async throws {
+        // A long idle timeout: whatever closes these connections, it is not the idle timer.
+        try await TestServer.with(configure: { $0.idleTimeout = .seconds(600) }) { server in
+            let direct = "GET /healthz HTTP/1.1\r\nHost: k\r\n\r\n"
+            let routed = try RawConnection(port: server.port)
+            routed.send(direct + direct + "GET /v1/nowhere HTTP/1.1\r\nHost: k\r\n\r\n" + direct)
+            routed.send("GET /healthz HTTP/1.1\r\nHost: k\r\nConnection: close\r\n\r\n")
+            let answers = try await RawConnection.onThread { routed.receive(for: .seconds(30)) }
+            #expect(answers.closed)
+            #expect(try Self.responses(in: answers.data).map(\.status) == [200, 200, 404, 200, 200])
+
+            let malformed = try RawConnection(port: server.port)
+            malformed.send(direct)
+            _ = try await RawConnection.onThread { malformed.receive(for: .seconds(30), stopAfter: 12) }
+            malformed.send("GET /healthz HTTP/1.1\r\nHost k\r\n\r\n")
+            let refused = try await RawConnection.onThread { malformed.receive(for: .seconds(30)) }
+            #expect(refused.closed)
+            #expect(String(decoding: refused.data, as: UTF8.self).contains("HTTP/1.1 400 Bad Request"))
+
+            let halfClosed = try RawConnection(port: server.port)
+            halfClosed.send(direct)
+            halfClosed.shutdownWrite()
+            let received = try await RawConnection.onThread { halfClosed.receive(for: .seconds(30)) }
+            #expect(received.closed)
+            #expect(try Self.responses(in: received.data).map(\.status) == [200])
+        }
+    }
+
     /// The answers in `data`, one after another (each with a `Content-Length` or none: a 304 or a HEAD).
     static func responses(in data: Data) throws -> [RawHTTPResponse] {
         var answers: [RawHTTPResponse] = []

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import KioskCore
 import NIOCore
 import Testing
@@ -210,6 +211,17 @@ struct ContentPathTests {
     ])
     func theTokenIsTrimmedAsFoundationTrimsWhitespace(text: String) {
         #expect(BearerToken.trimmingWhitespace(text[...]) == text.trimmingCharacters(in: .whitespaces))
+    }
+
+    /// The event loop's reading of `?token=` is Hummingbird's, whatever the query looks like.
+    @Test(arguments: [
+        "/c", "/c?", "/c?token", "/c?token=", "/c?token=abc", "/c?a=1&token=v1.x.y-z_w", "/c?token=a&token=b",
+        "/c?atoken=1&tokens=2", "/c?&&token=x&", "/c?token=a%2Eb", "/c?token=a+b", "/c?token=a#frag",
+        "/c?x=%zz&token=t",
+        "/c?token=a=b", "/c?TOKEN=a", "/c??token=a", "/c?a=1", "/c?token=caf\u{00E9}",
+    ])
+    func theQueryTokenIsReadAsHummingbirdReadsIt(target: String) {
+        #expect(BearerToken.queryToken(in: target) == URI(target).queryParameters.get("token"))
     }
 
     // MARK: Accept-Encoding

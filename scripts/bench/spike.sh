@@ -21,6 +21,8 @@
 #        g.   -c16 `GET /v1/products` with its `If-None-Match` (304): Kiosk's catalog, nginx's static file;
 #        h.   -c16 `GET /healthz` (Kiosk) against nginx's static 304 of g;
 #        i.   -c16 the whole catalog, gzip (`Accept-Encoding: gzip`), the same bytes from both;
+#      and for every run the CPU time each server spent per request (user and system, from /proc/PID/stat): on a
+#      shared 2-CPU machine, where wrk takes its part of the CPUs, the steadier figure of the two;
 #   5. prints a table with the ratios and the targets of issue #32 and writes it to BENCH_SPIKE_OUT.
 #
 # Each row runs BENCH_SPIKE_ROUNDS (3) times, the servers taking turns, and reports the median throughput and the
@@ -149,6 +151,20 @@ declare -A RES
 RSS_LOG="$WORK_DIR/rss.log"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 
+# cpu_ticks pid — user and system CPU time (clock ticks) of a server so far: the process's own for Kiosk, the
+# master's and its workers' for nginx.
+cpu_ticks() {
+    local pids=("$1") pid user=0 system=0 fields
+    pids+=($(pgrep -P "$1" || true))
+    for pid in "${pids[@]}"; do
+        fields="$(sed 's/^.*) //' "/proc/$pid/stat" 2>/dev/null)" || continue
+        read -r -a stat <<<"$fields"
+        user=$((user + stat[11])); system=$((system + stat[12]))
+    done
+    echo "$user $system"
+}
+TICK_US=$((1000000 / $(getconf CLK_TCK)))
+
 # run server row connections target [header…] — one wrk run; fills RES[row,server,*].
 run() {
     local server=$1 row=$2 connections=$3 target=$4
@@ -163,8 +179,11 @@ run() {
         (while kill -0 "$pid" 2>/dev/null; do status_kib "$pid" VmRSS >>"$RSS_LOG"; sleep 0.2; done) &
         sampler=$!
     fi
+    local cpu_before cpu_after
+    cpu_before="$(cpu_ticks "$pid")"
     wrk -t2 -c"$connections" -d"${DURATION}s" --timeout 30s -s "$WRK_LUA" "${headers[@]}" "$target" >"$out" 2>&1 ||
         { cat "$out" >&2; die "wrk failed ($row $server)"; }
+    cpu_after="$(cpu_ticks "$pid")"
     if [[ -n "$sampler" ]]; then
         kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
         local hwm sampled
@@ -180,6 +199,9 @@ run() {
     RES[$row,$server,rps]="$(awk -v r="${f[requests]}" -v d="${f[duration_us]}" 'BEGIN {printf "%.0f", r / (d / 1e6)}')"
     RES[$row,$server,errors]="$((f[err_connect] + f[err_read] + f[err_write] + f[err_status] + f[err_timeout]))"
     RES[$row,$server,p99]="$(awk -v u="${f[lat_p99_us]}" 'BEGIN {printf "%.0f", u / 1000}')"
+    read -r RES[$row,$server,cpu_user] RES[$row,$server,cpu_system] < <(awk -v b="$cpu_before" -v a="$cpu_after" \
+        -v r="${f[requests]}" -v t="$TICK_US" 'BEGIN {split(b, x, " "); split(a, y, " ");
+            printf "%.1f %.1f\n", (y[1] - x[1]) * t / r, (y[2] - x[2]) * t / r}')
     log "  $row $server: ${RES[$row,$server,rps]} req/s, ${RES[$row,$server,mibs]} MiB/s, ${RES[$row,$server,errors]} errors, p99 ${RES[$row,$server,p99]} ms${RES[$row,$server,rss_peak]:+, peak RSS $(kib_to_mib "${RES[$row,$server,rss_peak]}") MiB (before $(kib_to_mib "${RES[$row,$server,rss_before]}"))}"
     sleep 2   # let the connections close before the next run
 }
@@ -190,7 +212,7 @@ median() { sort -g | awk '{a[NR] = $1} END {if (NR % 2) print a[(NR + 1) / 2]; e
 aggregate() {
     local row=$1 server round best grown most
     for server in "${SERVERS[@]}" nginx; do
-        for field in mibs rps p99; do
+        for field in mibs rps p99 cpu_user cpu_system; do
             RES[$row,$server,$field]="$(for round in $(seq 1 "$ROUNDS"); do echo "${RES[$row.$round,$server,$field]:-0}"; done | median)"
         done
         RES[$row,$server,errors]=0
@@ -237,7 +259,7 @@ aggregate catalog-304
 log "row healthz: wrk -c$SMALL_CONNECTIONS, GET /healthz (nginx: its static 304 of the row before)"
 for round in $(seq 1 "$ROUNDS"); do
     for server in "${SERVERS[@]}"; do run "$server" "healthz.$round" "$SMALL_CONNECTIONS" "${BASE[$server]}/healthz"; done
-    for field in mibs rps p99 errors; do RES[healthz.$round,nginx,$field]="${RES[catalog-304.$round,nginx,$field]}"; done
+    for field in mibs rps p99 errors cpu_user cpu_system; do RES[healthz.$round,nginx,$field]="${RES[catalog-304.$round,nginx,$field]}"; done
 done
 aggregate healthz
 log "row catalog-gzip: wrk -c$SMALL_CONNECTIONS, the whole catalog with Accept-Encoding: gzip ($ROUNDS rounds)"
@@ -304,6 +326,16 @@ per_connection() { # row server → KiB per connection while the row ran
     echo
     for row in "${ROWS[@]}"; do
         echo "- ${TITLE[$row]}: Kiosk ${RES[$row,kiosk,runs]}${BEFORE_BIN:+; before ${RES[$row,before,runs]}}; nginx ${RES[$row,nginx,runs]}"
+    done
+    echo
+    echo "CPU time per request (µs, user + system, the median of the rounds; from \`/proc/PID/stat\`, the server's" \
+        "own processes only, not wrk's; nginx: the master and its workers):"
+    echo
+    echo "| row | Kiosk |${BEFORE_BIN:+ before |} nginx |"
+    echo "|---|---:|${BEFORE_BIN:+---:|}---:|"
+    cpu() { echo "${RES[$1,$2,cpu_user]} + ${RES[$1,$2,cpu_system]}"; }
+    for row in "${ROWS[@]}"; do
+        echo "| ${TITLE[$row]} | $(cpu "$row" kiosk) |${BEFORE_BIN:+ $(cpu "$row" before) |} $(cpu "$row" nginx) |"
     done
     echo
     echo "Per connection: (peak VmRSS during the run − VmRSS before it) / connections, the largest of the rounds (Kiosk" \

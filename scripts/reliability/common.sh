@@ -166,12 +166,15 @@ sighup_reload() {
     die "no reload after SIGHUP"
 }
 
-# free_port — a TCP port nothing listens on at the moment.
+# free_port — a TCP port no socket uses at the moment, below the kernel's ephemeral range: a port in that range may
+# be taken by a client connection (thousands of them in a load run) between the check and the server's bind.
 free_port() {
-    local port
+    local port low
+    low="$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)"
+    ((low > 11000)) || low=32768
     for _ in $(seq 1 200); do
-        port=$((20000 + RANDOM % 40000))
-        ss -Hltn "sport = :$port" | grep -q . || { echo "$port"; return; }
+        port=$((10000 + RANDOM % (low - 10000)))
+        ss -Htan "sport = :$port" | grep -q . || { echo "$port"; return; }
     done
     die "no free port found"
 }

@@ -13,10 +13,14 @@ public enum Identifiers {
     /// alphabet plus spaces, `+`, `,`, `(` and `)`, no empty, `.` or `..` component, no leading slash.
     public static func isValidFilePath(_ path: String) -> Bool {
         guard !path.isEmpty, path.utf8.count <= 1024 else { return false }
-        let components = path.split(separator: "/", omittingEmptySubsequences: false)
+        let components = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         return components.allSatisfy { component in
-            guard !component.isEmpty, component.utf8.count <= 255, component.first != "." else { return false }
-            return component.utf8.allSatisfy { isSafeByte($0) || $0 == 0x20 || $0 == 0x2B || $0 == 0x2C || $0 == 0x28 || $0 == 0x29 }
+            guard let first = component.first, component.count <= 255, first != UInt8(ascii: ".") else {
+                return false
+            }
+            return component.allSatisfy {
+                isSafeByte($0) || $0 == 0x20 || $0 == 0x2B || $0 == 0x2C || $0 == 0x28 || $0 == 0x29
+            }
         }
     }
 

@@ -11,7 +11,9 @@ import NIOCore
 /// sent with, made once.
 ///
 /// The tag is a hash of the JSON, so it is the same across restarts and across instances serving the same content.
-public struct CatalogRepresentation: Sendable {
+/// A class: every answer to a catalog request passes one around, which costs a single reference count, not one per
+/// body and header of its variants.
+public final class CatalogRepresentation: Sendable {
     /// Bodies up to this size are sent as they are: gzip would save little and cost a compression each time.
     static let gzipThreshold = 512
     /// The catalog is public and changes at most once per reload: caches may keep an answer for 10 s (the default
@@ -19,7 +21,7 @@ public struct CatalogRepresentation: Sendable {
     static let cacheControl = "public, max-age=10, stale-while-revalidate=60"
 
     /// One of the bodies and its answers, made once.
-    struct Variant: Sendable {
+    final class Variant: Sendable {
         /// The bytes.
         let body: ByteBuffer
         /// Their strong tag.
@@ -86,7 +88,9 @@ public struct CatalogRepresentation: Sendable {
 /// ``CatalogRepresentation``, and each product's JSON, from which `?ids=` answers, pages, change-feed answers and
 /// single products are assembled without encoding products again. Assembled answers are kept in a small cache of
 /// this snapshot, so a burst of identical requests (apps launching after a push) pays the hash and gzip once.
-public struct EncodedCatalog: Sendable {
+///
+/// A class, read by every catalog request: handing it out of the snapshot costs one reference count.
+public final class EncodedCatalog: Sendable {
     /// `GET /v1/products`.
     public let all: CatalogRepresentation
     /// The opaque tag of ``all``'s JSON: the catalog's identity, which the change feed's `since` names.
@@ -99,7 +103,10 @@ public struct EncodedCatalog: Sendable {
     /// Each product's index in ``keys``, by ID.
     private let index: [String: Int]
     /// Assembled answers of this snapshot.
-    let answers = AnswerCache()
+    let answers = AnswerCache(capacity: 32)
+    /// Single products' answers (hashed, compressed and encoded the first time one is asked for): a new issue's
+    /// page is asked for by every app at once.
+    private let productAnswers = AnswerCache(capacity: 1024)
     /// What changed since each `since` tag the change feed was asked for, up to this snapshot.
     let changeSets = CatalogChangeSets()
 
@@ -146,7 +153,7 @@ public struct EncodedCatalog: Sendable {
 
     /// `GET /v1/products/{id}`: the product's JSON object, nil for an unknown ID.
     func product(id: String) -> CatalogRepresentation? {
-        productJSON[id].map(CatalogRepresentation.init(json:))
+        productJSON[id].map { json in productAnswers.representation(for: id) { json } }
     }
 
     /// The index of the first product after `key` in catalog order (0 for nil).
@@ -195,12 +202,17 @@ public struct EncodedCatalog: Sendable {
     }
 }
 
-/// The answers assembled from one snapshot (`?ids=`, pages, change-feed answers), by request: at most
-/// ``capacity`` of them, the oldest dropped first. Each answer is at most a few hundred products, so the cache stays
-/// within a few MiB.
+/// The answers assembled from one snapshot (`?ids=`, pages, change-feed answers, single products), by request: at
+/// most ``capacity`` of them, the oldest dropped first. Each answer is at most a few hundred products, so the cache
+/// stays within a few MiB.
 final class AnswerCache: Sendable {
-    static let capacity = 32
+    /// How many answers are kept.
+    let capacity: Int
     private let state = NIOLockedValueBox<(answers: [String: CatalogRepresentation], order: [String])>(([:], []))
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
 
     /// The cached answer for `key`, or the one `build` makes (built outside the lock, then kept; nothing is kept
     /// when it throws).
@@ -210,7 +222,7 @@ final class AnswerCache: Sendable {
         state.withLockedValue { state in
             guard state.answers.updateValue(built, forKey: key) == nil else { return }
             state.order.append(key)
-            if state.order.count > Self.capacity { state.answers[state.order.removeFirst()] = nil }
+            if state.order.count > capacity { state.answers[state.order.removeFirst()] = nil }
         }
         return built
     }

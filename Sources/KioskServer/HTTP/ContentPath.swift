@@ -18,10 +18,15 @@ extension ContentPath {
     /// (`..`, `.`, empty segments, an encoded `/` or NUL) or an identifier outside the safe alphabet is refused.
     init?(rawPath: String, under prefix: String) {
         guard rawPath.hasPrefix(prefix), rawPath.utf8.count <= 2048 else { return nil }
-        let rawSegments = rawPath.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
+        // Split on the bytes: a path is ASCII unless percent-decoded, and splitting on characters would walk
+        // grapheme clusters.
+        let rawSegments = rawPath.utf8.dropFirst(prefix.utf8.count).split(
+            separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard rawSegments.count >= 3 else { return nil }
         var segments: [String] = []
-        for raw in rawSegments {
+        segments.reserveCapacity(rawSegments.count)
+        for rawBytes in rawSegments {
+            let raw = Substring(rawBytes)
             guard
                 let decoded = raw.utf8.contains(UInt8(ascii: "%")) ? String(raw).removingPercentEncoding : String(raw),
                 !decoded.isEmpty, !decoded.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 })

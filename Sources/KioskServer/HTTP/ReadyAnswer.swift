@@ -4,7 +4,8 @@ import NIOCore
 
 /// An answer made once and sent many times: status, headers and body, either as a Hummingbird `Response` (from a
 /// route) or as bytes written straight to the connection (``DirectAnswerHandler``), which are encoded with it.
-struct ReadyAnswer: Sendable {
+/// A class: handing one to a connection costs a single reference count.
+final class ReadyAnswer: Sendable {
     /// The status.
     let status: HTTPResponse.Status
     /// The headers, without those added to every answer (`Content-Length` of a body, `X-Request-ID`, `Date`).
@@ -22,7 +23,7 @@ struct ReadyAnswer: Sendable {
         var head = ByteBuffer()
         head.writeStatusLine(status)
         head.writeHeaderLines(headers)
-        if let body { head.writeString("Content-Length: \(body.readableBytes)\r\n") }
+        if let body { head.writeHeaderLine("Content-Length", String(body.readableBytes)) }
         self.encodedHead = head
     }
 
@@ -35,7 +36,19 @@ struct ReadyAnswer: Sendable {
 extension ByteBuffer {
     /// Writes an HTTP/1.1 status line, as NIO's response encoder does.
     mutating func writeStatusLine(_ status: HTTPResponse.Status) {
-        writeString("HTTP/1.1 \(status.code) \(status.reasonPhrase)\r\n")
+        writeStaticString("HTTP/1.1 ")
+        writeString(String(status.code))
+        writeStaticString(" ")
+        writeString(status.reasonPhrase)
+        writeStaticString("\r\n")
+    }
+
+    /// Writes one header line, `name: value`.
+    mutating func writeHeaderLine(_ name: StaticString, _ value: String) {
+        writeStaticString(name)
+        writeStaticString(": ")
+        writeString(value)
+        writeStaticString("\r\n")
     }
 
     /// Writes `fields` as HTTP/1.1 header lines, in order.

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 
 extension Request {
     /// The grant token a content, pack or subchunk request carries: `Authorization: Bearer <token>`, or `?token=` for
@@ -17,6 +18,23 @@ enum BearerToken {
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         return trimmingWhitespace(parts[1])
+    }
+
+    /// The `token` query parameter of a request target, as Hummingbird's `URI.queryParameters` reads it (the first
+    /// `token`, its value percent-decoded; "" when it has no `=`), or nil when there is none. A query without `%`
+    /// or `#` (every token a grant URL carries) is read without building the whole parameter list.
+    static func queryToken(in target: String) -> String? {
+        guard let question = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return nil }
+        let query = target.utf8[target.utf8.index(after: question)...]
+        guard !query.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "#") }) else {
+            return URI(target).queryParameters.get("token")
+        }
+        for parameter in query.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let equals = parameter.firstIndex(of: UInt8(ascii: "="))
+            guard parameter[..<(equals ?? parameter.endIndex)].elementsEqual("token".utf8) else { continue }
+            return equals.map { String(Substring(parameter[parameter.index(after: $0)...])) } ?? ""
+        }
+        return nil
     }
 
     /// `token` without the spaces and tabs around it (`CharacterSet.whitespaces`: tab and the Unicode space

@@ -18,6 +18,9 @@ struct CatalogAnswers: Sendable {
     /// sent.
     static let maximumPageSize = 500
 
+    /// `GET /v1/products` with no query: the whole catalog.
+    var all: CatalogRepresentation { catalog.encoded.all }
+
     /// The representation `/v1/products` answers with these query parameters; an ``APIError`` for parameters that
     /// do not make a valid request.
     func products(query: Parameters) throws -> CatalogRepresentation {

@@ -39,6 +39,9 @@ final class RawConnection: Sendable {
     @discardableResult
     func send(_ data: Data) -> Bool { RawHTTP.sendAll(fd, data) }
 
+    /// Closes the client's sending side (a half-closure: the client will send nothing more, and still reads).
+    func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
     /// Reads for up to `timeout`, stopping early when the server closes the connection or once `stopAfter` bytes
     /// have arrived: what arrived, and whether the connection is closed.
     func receive(for timeout: Duration, stopAfter limit: Int = .max) -> (data: Data, closed: Bool) {

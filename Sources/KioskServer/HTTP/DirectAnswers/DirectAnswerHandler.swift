@@ -2,6 +2,12 @@ import Hummingbird
 import NIOCore
 import NIOHTTP1
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Answers the requests ``DirectAnswers`` can answer on the connection's event loop, as bytes made once per answer,
 /// and passes every other request on to the application, carrying out the decisions of a
 /// ``DirectAnswerStateMachine``; it also keeps the connection's idle timeout, for both kinds of request.
@@ -38,6 +44,11 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var readPending = false
     /// Whether the server is shutting down: a connection sending a body closes once it is out.
     private var quiescing = false
+    /// The `Date` header's value and the second it is for (read from the shared cache once a second).
+    private var date = (second: -1, text: "")
+    /// Succeeded when the application's side of the connection must start (``KioskHTTP1Channel``): at the first
+    /// request passed on, or when the connection closes.
+    private let applicationNeeded: EventLoopPromise<Void>
 
     /// A content answer's body on its way out, one file region after another.
     private struct FileStream {
@@ -50,10 +61,12 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let timeout: SendTimeout
     }
 
-    /// A handler giving `answers`, closing connections idle for `idleTimeout`.
-    init(answers: DirectAnswers, idleTimeout: Duration) {
+    /// A handler giving `answers`, closing connections idle for `idleTimeout`, and succeeding `applicationNeeded`
+    /// when it first passes a request on or the connection closes.
+    init(answers: DirectAnswers, idleTimeout: Duration, applicationNeeded: EventLoopPromise<Void>) {
         self.answers = answers
         self.idleTimeout = TimeAmount(idleTimeout)
+        self.applicationNeeded = applicationNeeded
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -94,9 +107,11 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .queue:
             queued.append(part)
         case .forward:
+            applicationNeeded.succeed()
             context.fireChannelRead(wrapInboundOut(part))
         case .forwardHeldHead(let head):
             held = nil
+            applicationNeeded.succeed()
             context.fireChannelRead(wrapInboundOut(.head(head)))
             context.fireChannelRead(wrapInboundOut(part))
         case .answer(let head, let thenClose):
@@ -134,16 +149,26 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // closes when the body is out instead (``finishStream(failed:context:)``).
             if machine.isStreaming { return }
         }
+        // The application's side acts on the connection's events (a client's half-closure ends its side).
+        applicationNeeded.succeed()
         context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A request that does not parse is answered (400) and the connection closed by the application's side.
+        applicationNeeded.succeed()
+        context.fireErrorCaught(error)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         idleTimer.cancel()
+        applicationNeeded.succeed()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idleTimer.cancel()
+        applicationNeeded.succeed()
     }
 
     /// Sends `answer` to `request`: its head, then its body, past the response encoder.
@@ -157,8 +182,10 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         encoder.write(NIOAny(IOData.byteBuffer(answer.encodedHead)), promise: nil)
         let perAnswer = perAnswerHeaders(id: id, encoder: encoder)
         guard case .file(let file) = answer, let body = file.body else {
-            let written = writeAndFlush(perAnswer, then: answer.bufferedBody, to: encoder)
-            if thenClose { closeOutput(after: written, context: context) }
+            // A promise only when something waits for the write: most answers need none.
+            let written = thenClose ? context.eventLoop.makePromise(of: Void.self) : nil
+            writeAndFlush(perAnswer, then: answer.bufferedBody, to: encoder, promise: written)
+            if let written { closeOutput(after: written.futureResult, context: context) }
             return
         }
         encoder.write(NIOAny(IOData.byteBuffer(perAnswer)), promise: nil)
@@ -180,17 +207,19 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         lines.writeStaticString("X-Request-ID: ")
         lines.writeString(id)
         lines.writeStaticString("\r\nDate: ")
-        lines.writeString(HTTPDateCache.shared.current)
+        let second = Int(time(nil))
+        if second != date.second { date = (second, HTTPDateCache.shared.current) }
+        lines.writeString(date.text)
         lines.writeStaticString("\r\n\r\n")
         return lines
     }
 
-    private func writeAndFlush(_ head: ByteBuffer, then body: ByteBuffer?, to encoder: ChannelHandlerContext)
-        -> EventLoopFuture<Void>
-    {
-        guard let body else { return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(head))) }
+    private func writeAndFlush(
+        _ head: ByteBuffer, then body: ByteBuffer?, to encoder: ChannelHandlerContext, promise: EventLoopPromise<Void>?
+    ) {
+        guard let body else { return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(head)), promise: promise) }
         encoder.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
-        return encoder.writeAndFlush(NIOAny(IOData.byteBuffer(body)))
+        encoder.writeAndFlush(NIOAny(IOData.byteBuffer(body)), promise: promise)
     }
 
     /// As the application does after a `Connection: close` request: the output is closed once the answer is out,

@@ -17,7 +17,9 @@ import NIOHTTP1
 /// every answer (`X-Request-ID`, `Date`) and the same request metrics. Whatever is not a success here (a bad query,
 /// an unknown product, a path the router would decode or normalise) is left to the routes, which answer it with
 /// the JSON envelope as always.
-struct DirectAnswers: Sendable {
+///
+/// A class: every connection's handler holds it, as one reference.
+final class DirectAnswers: Sendable {
     let catalog: CatalogAnswers
     /// The content requests answered here; nil when faults are injected or nginx sends the files.
     let content: DirectContent?
@@ -64,22 +66,24 @@ struct DirectAnswers: Sendable {
         default: return nil
         }
         let target = request.uri
-        guard let path = target.split(separator: "?", maxSplits: 1).first, !path.utf8.contains(UInt8(ascii: "%"))
-        else { return nil }
+        let path = target[..<(target.utf8.firstIndex(of: UInt8(ascii: "?")) ?? target.endIndex)]
+        let hasQuery = path.endIndex != target.endIndex
+        guard !path.utf8.contains(UInt8(ascii: "%")) else { return nil }
         switch path {
         case "/healthz":
             return isHead ? nil : (.ready(health), .health)
         case "/v1/products":
             // Most of a spike's requests carry no query: nothing to parse then.
-            let query = target.utf8.count == path.utf8.count ? Parameters() : URI(target).queryParameters
-            guard let representation = try? catalog.products(query: query) else { return nil }
+            guard
+                let representation = hasQuery ? try? catalog.products(query: URI(target).queryParameters) : catalog.all
+            else { return nil }
             return (.ready(Self.answer(representation, to: request, isHead: isHead)), .products)
         case _ where path.hasPrefix(GrantURLs.contentPrefix):
             guard let content, let answer = content.answer(to: request, path: path, isHead: isHead) else { return nil }
             return (.file(answer), .content)
         default:
             let prefix = "/v1/products/"
-            guard path.hasPrefix(prefix), target.utf8.count == path.utf8.count else { return nil }
+            guard path.hasPrefix(prefix), !hasQuery else { return nil }
             let id = path.dropFirst(prefix.count)
             guard !id.contains("/"), let representation = try? catalog.product(id: String(id)) else { return nil }
             return (.ready(Self.answer(representation, to: request, isHead: isHead)), .product)

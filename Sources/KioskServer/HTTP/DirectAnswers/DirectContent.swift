@@ -29,7 +29,7 @@ struct DirectContent: Sendable {
         // The token as the route reads it: `Authorization: Bearer`, or `?token=` (percent-decoded).
         let token =
             BearerToken.parse(authorization: headers.joinedValue(of: "Authorization"))
-            ?? (request.uri.utf8.count > path.utf8.count ? URI(request.uri).queryParameters.get("token") : nil)
+            ?? BearerToken.queryToken(in: request.uri)
         let rawPath = String(path)
         guard case .success(let claims) = access.admission(of: token),
             let contentPath = ContentRoutes.parse(rawPath: rawPath),
@@ -42,7 +42,7 @@ struct DirectContent: Sendable {
             ifMatch: headers.joinedValue(of: "If-Match"), ifNoneMatch: headers.joinedValue(of: "If-None-Match"),
             ifModifiedSince: headers.joinedValue(of: "If-Modified-Since"),
             ifUnmodifiedSince: headers.joinedValue(of: "If-Unmodified-Since"))
-        var head = ByteBuffer()
+        var head = ByteBufferAllocator().buffer(capacity: file.encodedHeaderLines.readableBytes + 192)
         let status: HTTPResponse.Status
         let body: ByteRange?
         switch preconditions.evaluate(for: representation, now: currentTime) {
@@ -93,8 +93,8 @@ struct DirectContent: Sendable {
     ) {
         head.writeStatusLine(status)
         head.writeImmutableBuffer(file.encodedHeaderLines)
-        head.writeString("Content-Type: \(file.contentType)\r\n")
-        if let contentRange { head.writeString("Content-Range: \(contentRange)\r\n") }
-        head.writeString("Content-Length: \(contentLength)\r\n")
+        head.writeHeaderLine("Content-Type", file.contentType)
+        if let contentRange { head.writeHeaderLine("Content-Range", contentRange) }
+        head.writeHeaderLine("Content-Length", String(contentLength))
     }
 }

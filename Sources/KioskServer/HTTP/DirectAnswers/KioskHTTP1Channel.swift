@@ -8,8 +8,19 @@ import NIOHTTP1
 /// the requests ``DirectAnswers`` can answer are answered on the event loop and every other request reaches the
 /// application as before. The direct answer handler keeps the idle timeout (Hummingbird's own is left off: it
 /// would not see the direct answers).
+///
+/// The application's side of a connection (Hummingbird's connection task, whose async stack is most of what an
+/// open connection costs) starts only when the connection first needs it: at the first request passed on, or when
+/// the connection closes. A connection that only ever gets direct answers waits for that with a shallow stack.
 struct KioskHTTP1Channel: ServerChildChannel {
-    typealias Value = HTTP1Channel.Value
+    /// Hummingbird's async channel, and the signal that the application's side of the connection must start.
+    struct Value: ServerChildChannelValue {
+        let http1: HTTP1Channel.Value
+        /// Succeeded by the handler at the first request it passes on, or when the connection closes.
+        let applicationNeeded: EventLoopPromise<Void>
+
+        var channel: any Channel { http1.channel }
+    }
 
     let http1: HTTP1Channel
     let answers: DirectAnswers
@@ -22,9 +33,11 @@ struct KioskHTTP1Channel: ServerChildChannel {
             try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers)
             let operations = channel.pipeline.syncOperations
             let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            let applicationNeeded = channel.eventLoop.makePromise(of: Void.self)
             try operations.addHandler(
-                DirectAnswerHandler(answers: answers, idleTimeout: idleTimeout), position: .after(decoder))
-            return value
+                DirectAnswerHandler(answers: answers, idleTimeout: idleTimeout, applicationNeeded: applicationNeeded),
+                position: .after(decoder))
+            return Value(http1: value, applicationNeeded: applicationNeeded)
         }
     }
 
@@ -32,6 +45,13 @@ struct KioskHTTP1Channel: ServerChildChannel {
     static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 65536)
 
     func handle(value: Value, logger: Logger) async {
-        await http1.handle(value: value, logger: logger)
+        // Cancelled while waiting (the server stopping without a graceful shutdown): Hummingbird's connection task
+        // starts at once and handles the cancellation as it always does.
+        await withTaskCancellationHandler {
+            try? await value.applicationNeeded.futureResult.get()
+        } onCancel: {
+            value.applicationNeeded.succeed()
+        }
+        await http1.handle(value: value.http1, logger: logger)
     }
 }
