@@ -175,6 +175,32 @@ struct DirectContentBodyTests {
         }
     }
 
+    /// The application's long answer, a long body from the event loop sent as soon as it is over, and the
+    /// application's again, on one connection. Each fills the socket; the event loop's body makes the channel
+    /// unwritable and writable again many times, which the application's writer does not hear of while it is
+    /// sent, and the application's answers on either side of it still finish.
+    @Test func theApplicationsLongAnswersAroundALongBodyAllFinish() async throws {
+        try await ServeProcess.with(prepareContent: Self.addBigFile) { server in
+            let (request, length) = try await Self.openedBigFile(on: server)
+            let ranges = "Range: bytes=0-999999,2000000-3999999\r\n"
+            let withRanges = request.replacingOccurrences(of: "\r\n\r\n", with: "\r\n\(ranges)\r\n")
+            let connection = try RawConnection(port: server.port)
+            connection.send(withRanges)
+            // Most of the application's answer has arrived: its end is written, or about to be.
+            let first = try await RawConnection.onThread { connection.receive(for: .seconds(60), stopAfter: 2_900_000) }
+            connection.send(
+                request + withRanges.replacingOccurrences(of: ranges, with: ranges + "Connection: close\r\n"))
+            let rest = try await RawConnection.onThread { connection.receive(for: .seconds(120)) }
+            #expect(rest.closed)
+            let answers = try DirectAnswerTests.responses(in: first.data + rest.data)
+            #expect(answers.map(\.status) == [206, 200, 206])
+            #expect(answers.count == 3 && answers[1].body.count == length)
+            #expect(answers.count == 3 && answers[0].body.count > 3_000_000)
+            #expect(answers.count == 3 && answers[0].body.count == answers[2].body.count)
+            #expect(try await server.metric(DirectContentTests.direct) == 1)
+        }
+    }
+
     @Test func aBodyOnItsWayWhenTheServerStopsIsFinishedThenTheConnectionCloses() async throws {
         try await ServeProcess.with(arguments: ["--shutdown-grace", "120"], prepareContent: Self.addBigFile) {
             server in

@@ -18,7 +18,8 @@ import NIOHTTP1
 /// head as file regions of at most ``FileBody/regionSize`` (`sendfile(2)`), each under the send timeout; meanwhile
 /// the connection reads nothing more, and a shutdown waits for the body before closing the connection. The
 /// application's answers pass through it on their way to the encoder, which is how it knows when the application has
-/// answered.
+/// answered. The application's handlers hear only of what concerns them: a read's completion when a request part
+/// went on to them, and the channel's writability outside the event loop's bodies.
 final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -46,6 +47,13 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var quiescing = false
     /// The `Date` header's value and the second it is for (read from the shared cache once a second).
     private var date = (second: -1, text: "")
+    /// Whether a request part went on to the application since the last read completed: only then do the
+    /// application's handlers hear of the read's completion.
+    private var forwardedSinceReadComplete = false
+    /// Whether the application's side was last told that the channel is writable. While the event loop sends a
+    /// body (which makes the channel unwritable and writable again, every time), the application writes nothing:
+    /// it learns the state once the body is out.
+    private var applicationSeesWritable = true
     /// Succeeded when the application's side of the connection must start (``KioskHTTP1Channel``): at the first
     /// request passed on, or when the connection closes.
     private let applicationNeeded: EventLoopPromise<Void>
@@ -108,10 +116,12 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             queued.append(part)
         case .forward:
             applicationNeeded.succeed()
+            forwardedSinceReadComplete = true
             context.fireChannelRead(wrapInboundOut(part))
         case .forwardHeldHead(let head):
             held = nil
             applicationNeeded.succeed()
+            forwardedSinceReadComplete = true
             context.fireChannelRead(wrapInboundOut(.head(head)))
             context.fireChannelRead(wrapInboundOut(part))
         case .answer(let head, let thenClose):
@@ -123,6 +133,24 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 method: head.method, route: held.route, status: held.answer.statusCode,
                 duration: ContinuousClock.now - held.started)
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        guard forwardedSinceReadComplete else { return }
+        forwardedSinceReadComplete = false
+        context.fireChannelReadComplete()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if !machine.isStreaming { tellApplicationWritability(context: context) }
+    }
+
+    /// Passes the channel's writability on when it differs from what the application's side was last told.
+    private func tellApplicationWritability(context: ChannelHandlerContext) {
+        let writable = context.channel.isWritable
+        guard writable != applicationSeesWritable else { return }
+        applicationSeesWritable = writable
+        context.fireChannelWritabilityChanged()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -275,6 +303,9 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             queued.removeAll()
             context.close(mode: .output, promise: nil)
         case .readQueued:
+            // The application hears the channel's state before any request read meanwhile reaches it (the body is
+            // out, so the channel is writable again: this only makes sure the application's writer knows it).
+            tellApplicationWritability(context: context)
             let parts = queued
             queued = []
             for (index, part) in parts.enumerated() {
@@ -285,7 +316,7 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
                 process(part, context: context)
             }
-            if !parts.isEmpty { context.fireChannelReadComplete() }
+            if !parts.isEmpty { channelReadComplete(context: context) }
         }
         // Read on (after a `Connection: close` too: the client's close of its side ends the connection).
         if !machine.isStreaming && readPending {
