@@ -6,7 +6,7 @@ extension Request {
     /// The grant token a content, pack or subchunk request carries: `Authorization: Bearer <token>`, or `?token=` for
     /// clients that cannot set headers. Checked by ``ContentAccess/claims(for:)``.
     var bearerToken: String? {
-        BearerToken.parse(authorization: headers[.authorization]) ?? uri.queryParameters.get("token")
+        BearerToken.parse(authorization: headers[.authorization]) ?? BearerToken.queryToken(in: uri.string)
     }
 }
 

@@ -55,7 +55,8 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// it learns the state once the body is out.
     private var applicationSeesWritable = true
     /// Succeeded when the application's side of the connection must start (``KioskHTTP1Channel``): at the first
-    /// request passed on, or when the connection closes.
+    /// request part passed on, an error or a user event (the application acts on those), or when the connection
+    /// closes.
     private let applicationNeeded: EventLoopPromise<Void>
 
     /// A content answer's body on its way out, one file region after another.
@@ -70,7 +71,7 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// A handler giving `answers`, closing connections idle for `idleTimeout`, and succeeding `applicationNeeded`
-    /// when it first passes a request on or the connection closes.
+    /// when the application's side must start.
     init(answers: DirectAnswers, idleTimeout: Duration, applicationNeeded: EventLoopPromise<Void>) {
         self.answers = answers
         self.idleTimeout = TimeAmount(idleTimeout)
@@ -236,7 +237,7 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         lines.writeString(id)
         lines.writeStaticString("\r\nDate: ")
         let second = Int(time(nil))
-        if second != date.second { date = (second, HTTPDateCache.shared.current) }
+        if second != date.second { date = (second, HTTPDateCache.shared.text(at: second)) }
         lines.writeString(date.text)
         lines.writeStaticString("\r\n\r\n")
         return lines

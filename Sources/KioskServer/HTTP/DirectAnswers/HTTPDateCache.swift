@@ -15,9 +15,11 @@ final class HTTPDateCache: Sendable {
     private let cached = NIOLockedValueBox((second: -1, text: ""))
 
     /// Now, as `Sat, 28 Nov 2026 07:44:44 GMT`.
-    var current: String {
-        let second = Int(time(nil))
-        return cached.withLockedValue { cached in
+    var current: String { text(at: Int(time(nil))) }
+
+    /// The value for `second` (a UNIX time), formatted once for every caller asking within that second.
+    func text(at second: Int) -> String {
+        cached.withLockedValue { cached in
             if cached.second != second { cached = (second, Self.format(secondsSince1970: second)) }
             return cached.text
         }

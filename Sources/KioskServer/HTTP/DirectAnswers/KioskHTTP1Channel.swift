@@ -10,13 +10,14 @@ import NIOHTTP1
 /// would not see the direct answers).
 ///
 /// The application's side of a connection (Hummingbird's connection task, whose async stack is most of what an
-/// open connection costs) starts only when the connection first needs it: at the first request passed on, or when
-/// the connection closes. A connection that only ever gets direct answers waits for that with a shallow stack.
+/// open connection costs) starts only when the connection first needs it: at the first request passed on, an error
+/// (a request that does not parse gets its 400 there), a user event (a client's half-closure), or when the connection
+/// closes. A connection that only ever gets direct answers waits for that with a shallow stack.
 struct KioskHTTP1Channel: ServerChildChannel {
     /// Hummingbird's async channel, and the signal that the application's side of the connection must start.
     struct Value: ServerChildChannelValue {
         let http1: HTTP1Channel.Value
-        /// Succeeded by the handler at the first request it passes on, or when the connection closes.
+        /// Succeeded by ``DirectAnswerHandler`` when the application's side must start.
         let applicationNeeded: EventLoopPromise<Void>
 
         var channel: any Channel { http1.channel }
