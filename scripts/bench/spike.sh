@@ -16,8 +16,9 @@
 #      own catalog bytes (JSON and gzip) as a static file with gzip_static;
 #   4. measures each server with the same wrk command:
 #        e/f. BENCH_SPIKE_CONNECTIONS (2,000 and 10,000) keep-alive connections on the granted 1 MiB file: MiB/s,
-#             errors, and Kiosk's memory: VmRSS before the run, the peak during it (VmHWM, reset before the run, and
-#             VmRSS sampled every 0.2 s), and (peak − before) / connections;
+#             errors, and Kiosk's memory: VmRSS before the run (after a 1 s warm-up with 16 connections, for every
+#             server), the peak during it (VmHWM, reset before the run, and VmRSS sampled every 0.2 s), and
+#             (peak − before) / connections;
 #        g.   -c16 `GET /v1/products` with its `If-None-Match` (304): Kiosk's catalog, nginx's static file;
 #        h.   -c16 `GET /healthz` (Kiosk) against nginx's static 304 of g;
 #        i.   -c16 the whole catalog, gzip (`Accept-Encoding: gzip`), the same bytes from both;
@@ -243,6 +244,9 @@ for connections in $CONNECTION_ROWS; do
     for round in $(seq 1 "$ROUNDS"); do
         start_kiosks
         for server in "${SERVERS[@]}" nginx; do
+            # A second of a few connections first: what serving costs once (the first allocations of each event
+            # loop's thread, caches filled on first use) is not counted per connection.
+            wrk -t1 -c16 -d1s "${BASE[$server]}${PATH_OF[$server]}" >/dev/null 2>&1 || die "warm-up failed ($server)"
             run "$server" "$row.$round" "$connections" "${BASE[$server]}${PATH_OF[$server]}"
         done
     done
@@ -338,7 +342,7 @@ per_connection() { # row server → KiB per connection while the row ran
         echo "| ${TITLE[$row]} | $(cpu "$row" kiosk) |${BEFORE_BIN:+ $(cpu "$row" before) |} $(cpu "$row" nginx) |"
     done
     echo
-    echo "Per connection: (peak VmRSS during the run − VmRSS before it) / connections, the largest of the rounds (Kiosk" \
+    echo "Per connection: (peak VmRSS during the run − VmRSS before it, after a 1 s warm-up with 16 connections) / connections, the largest of the rounds (Kiosk" \
         "is restarted before each); the peak is the larger of VmHWM (reset with \`clear_refs\` before the run) and" \
         "VmRSS sampled every 0.2 s. Kernel socket buffers are not in it, for either server."
     echo

@@ -38,6 +38,8 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var idleTimer = ConnectionTimer()
     /// The content answer whose body is being sent.
     private var stream: FileStream?
+    /// The socket's cork, on while a content answer's head and first region are written.
+    private var cork = TCPCork()
     /// The request parts read while a body was being sent, read again once it is out.
     /// (An array: empty, it allocates nothing, and most connections never queue anything.)
     private var queued: [HTTPServerRequestPart] = []
@@ -217,6 +219,9 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if let written { closeOutput(after: written.futureResult, context: context) }
             return
         }
+        // The head and the body's first region leave together: corked until the first region's write.
+        cork.set(true, on: context.channel)
+        defer { cork.set(false, on: context.channel) }
         encoder.write(NIOAny(IOData.byteBuffer(perAnswer)), promise: nil)
         answers.metrics.activeStreams.increment()
         do {
