@@ -7,11 +7,13 @@ struct Kiosk: AsyncParsableCommand {
         abstract: "Kiosk: receipt-gated content delivery for in-app purchases.",
         discussion: """
             Run the server with `kiosk serve`, buy from its sandbox store with `kiosk buy`, list the catalog with \
-            `kiosk products` and download a purchased product with `kiosk get`.
+            `kiosk products` and download a purchased product with `kiosk get`. Test any client's downloads \
+            against a folder under fault scenarios with `kiosk bench`.
             """,
         version: "0.1.0",
         subcommands: [
             ServeCommand.self, BuyCommand.self, ContentCommand.self, ProductsCommand.self, GetCommand.self,
+            BenchCommand.self,
         ]
     )
 }
@@ -21,7 +23,8 @@ struct Kiosk: AsyncParsableCommand {
 @main
 enum KioskMain {
     static func main() async {
-        if CommandLine.arguments.dropFirst().first != ServeCommand.configuration.commandName {
+        let servers = [ServeCommand.configuration.commandName, BenchCommand.configuration.commandName]
+        if !servers.contains(CommandLine.arguments.dropFirst().first) {
             MallocArenas.limitToOne()
         }
         await Kiosk.main()

@@ -33,7 +33,7 @@ public final class FaultInjector: Sendable {
 
     /// The spec the request asks for itself, if any (the header wins over the query parameter).
     /// - Throws: a `bad_request` ``APIError`` naming the problem when the spec does not parse.
-    func requestedSpec(in request: Request) throws(APIError) -> FaultSpec? {
+    static func requestedSpec(in request: Request) throws(APIError) -> FaultSpec? {
         let text = request.headers[Self.headerName] ?? request.uri.queryParameters.get(Self.queryParameter)
         guard let text else { return nil }
         do {
@@ -106,6 +106,9 @@ public final class FaultInjector: Sendable {
         switch offset {
         case nil: return nil
         case .bytes(let count): return count < length ? count : nil
+        case .percent(let hundredths):
+            guard length > 0 else { return nil }
+            return length * Int64(hundredths) / 10_000
         case .random:
             guard length > 0 else { return nil }
             return generator.withLockedValue { Int64.random(in: 0..<length, using: &$0) }

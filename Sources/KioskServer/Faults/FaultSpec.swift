@@ -25,6 +25,9 @@ public enum FaultKind: String, Sendable, CaseIterable, Codable {
 public enum FaultOffset: Sendable, Hashable {
     /// This many bytes into the response body.
     case bytes(Int64)
+    /// This share of the response body, in hundredths of a percent (`30%` is 3,000), so that a fault lands at the
+    /// same place in files of any size.
+    case percent(hundredths: Int)
     /// A uniformly random offset inside the response body.
     case random
 }
@@ -226,9 +229,19 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// `random` or a size.
+    /// `random`, a share of the body (`30%`, `12.5%`: below 100 %, at most two decimals) or a size.
     private static func parseOffset(_ text: String, for name: String) throws(FaultSpecError) -> FaultOffset {
-        text.lowercased() == "random" ? .random : .bytes(try parseSize(text, for: name))
+        if text.lowercased() == "random" { return .random }
+        guard text.hasSuffix("%") else { return .bytes(try parseSize(text, for: name)) }
+        let number = text.dropLast()
+        let parts = number.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts[0].allSatisfy({ $0.isASCII && $0.isNumber }), let whole = Int(parts[0]), whole < 100,
+            parts.count == 1 || (1...2).contains(parts[1].count) && parts[1].allSatisfy({ $0.isASCII && $0.isNumber })
+        else {
+            throw FaultSpecError("'\(name)' needs a share of the body below 100 % such as 30% or 12.5%, not '\(text)'")
+        }
+        let fraction = parts.count == 2 ? Int(parts[1].padding(toLength: 2, withPad: "0", startingAt: 0))! : 0
+        return .percent(hundredths: whole * 100 + fraction)
     }
 
     /// A byte count: digits with an optional unit `B`, `K`/`KB`/`KiB`, `M`/`MB`/`MiB`, `G`/`GB`/`GiB` (all
@@ -285,6 +298,12 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     private static func format(_ offset: FaultOffset) -> String {
         switch offset {
         case .bytes(let count): String(count)
+        case .percent(let hundredths):
+            switch hundredths % 100 {
+            case 0: "\(hundredths / 100)%"
+            case let fraction where fraction % 10 == 0: "\(hundredths / 100).\(fraction / 10)%"
+            case let fraction: "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)%"
+            }
         case .random: "random"
         }
     }

@@ -18,21 +18,9 @@ extension ContentPath {
     /// (`..`, `.`, empty segments, an encoded `/` or NUL) or an identifier outside the safe alphabet is refused.
     init?(rawPath: String, under prefix: String) {
         guard rawPath.hasPrefix(prefix), rawPath.utf8.count <= 2048 else { return nil }
-        // Split on the bytes: a path is ASCII unless percent-decoded, and splitting on characters would walk
-        // grapheme clusters.
-        let rawSegments = rawPath.utf8.dropFirst(prefix.utf8.count).split(
-            separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        guard rawSegments.count >= 3 else { return nil }
-        var segments: [String] = []
-        segments.reserveCapacity(rawSegments.count)
-        for rawBytes in rawSegments {
-            let raw = Substring(rawBytes)
-            guard
-                let decoded = raw.utf8.contains(UInt8(ascii: "%")) ? String(raw).removingPercentEncoding : String(raw),
-                !decoded.isEmpty, !decoded.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 })
-            else { return nil }
-            segments.append(decoded)
-        }
+        guard let segments = PathSegments.decode(Substring(rawPath).utf8.dropFirst(prefix.utf8.count)),
+            segments.count >= 3
+        else { return nil }
         let filePath = segments[2...].joined(separator: "/")
         guard Identifiers.isValidProductID(segments[0]), Identifiers.isValidContentVersion(segments[1]),
             Identifiers.isValidFilePath(filePath)

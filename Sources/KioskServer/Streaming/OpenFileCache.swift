@@ -41,6 +41,12 @@ final class OpenContentFile: Sendable {
     /// The fields a content answer carries after the validators, `Accept-Ranges` and `Cache-Control`.
     let extraHeaders: HTTPFields
 
+    /// The open file `descriptor`, which it now owns, as `file` of product `productID` (`kiosk bench` serves
+    /// files of no product: ""). The caller has checked that the descriptor is the version `file` describes.
+    convenience init(adopting descriptor: CInt, productID: String, file: ManifestFile) {
+        self.init(productID: productID, file: file, path: file.absolutePath, descriptor: descriptor)
+    }
+
     fileprivate init(productID: String, file: ManifestFile, path: String, descriptor: CInt) {
         self.productID = productID
         self.file = file

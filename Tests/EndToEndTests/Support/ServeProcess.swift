@@ -1,14 +1,14 @@
 import Foundation
 
 /// `kiosk serve` itself, started in a child process on an ephemeral loopback port with a private copy of the
-/// sample content and a fresh data folder.
+/// sample content and a fresh data folder (or `kiosk bench` on a folder of the test's: ``bench(folder:arguments:_:)``).
 ///
 /// The child has event loops and a concurrency pool of its own, so the suites running in parallel in the test
 /// process can slow it only by sharing the CPU: the tests of timeouts use it, which must not wait for work
 /// other tests give the test process's pool (an accepted connection is handed over on that pool).
 final class ServeProcess: LoopbackKioskServer {
     let port: Int
-    /// The child's own copy of the content folder.
+    /// The child's own copy of the content folder (the bench's: the folder it serves).
     let contentDirectory: URL
     private let process: Process
     private let root: URL
@@ -39,13 +39,34 @@ final class ServeProcess: LoopbackKioskServer {
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: TestServer.sampleContent, to: content)
         try prepareContent(content)
-        let process = Process()
-        process.executableURL = try ChildProcess.kioskExecutable
-        process.arguments =
+        return try await launch(
             [
                 "serve", "--port", "0", "--content", content.path, "--data", root.appendingPathComponent("data").path,
                 "--reload-interval", "0", "--log-level", "critical",
-            ] + arguments
+            ] + arguments, environment: environment, contentDirectory: content, root: root)
+    }
+
+    /// Runs `body` against a fresh `kiosk bench folder --port 0 arguments…` (`--log-level critical` unless
+    /// `arguments` give one), then stops the child. The folder is the caller's: it is left as it is.
+    static func bench<T>(
+        folder: URL, arguments: [String] = [], _ body: (ServeProcess) async throws -> T
+    ) async throws -> T {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let logLevel = arguments.contains("--log-level") ? [] : ["--log-level", "critical"]
+        return try await launch(
+            ["bench", folder.path, "--port", "0"] + logLevel + arguments, environment: [:], contentDirectory: folder,
+            root: root
+        ).serving(body)
+    }
+
+    /// Starts `kiosk commandLine…` with its standard error in `root` and waits for its listening line.
+    private static func launch(
+        _ commandLine: [String], environment: [String: String], contentDirectory: URL, root: URL
+    ) async throws -> ServeProcess {
+        let process = Process()
+        process.executableURL = try ChildProcess.kioskExecutable
+        process.arguments = commandLine
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let output = Pipe()
         process.standardOutput = output
@@ -58,15 +79,20 @@ final class ServeProcess: LoopbackKioskServer {
         try process.run()
         do {
             let port = try await listeningPort(output.fileHandleForReading)
-            return ServeProcess(port: port, contentDirectory: content, process: process, root: root)
+            return ServeProcess(port: port, contentDirectory: contentDirectory, process: process, root: root)
         } catch {
             process.terminate()
             process.waitUntilExit()
             let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(at: root)
             throw TestServerError.unexpected(
-                status: 0, body: "kiosk serve did not start (\(error)): \(said.suffix(2000))")
+                status: 0, body: "kiosk \(commandLine[0]) did not start (\(error)): \(said.suffix(2000))")
         }
+    }
+
+    /// What the child wrote on standard error so far.
+    var standardError: String {
+        (try? String(contentsOf: root.appendingPathComponent("serve.stderr"), encoding: .utf8)) ?? ""
     }
 
     /// Stops the child as an operator would (`SIGTERM`, a graceful shutdown), with `SIGKILL` after

@@ -253,3 +253,35 @@ struct FaultProfileTests {
         #expect(faults.corruptAt == nil)
     }
 }
+
+/// `cut=30%`: offsets as a share of the body, so that one scenario fits files of any size.
+@Suite("Fault spec: offsets as a share of the body")
+struct FaultSpecShareTests {
+    @Test(arguments: [
+        ("cut=30%", 3000, "cut=30%"), ("cut=0%", 0, "cut=0%"), ("cut=12.5%", 1250, "cut=12.5%"),
+        ("cut=0.05%", 5, "cut=0.05%"),
+        ("corrupt=99.99%", 9999, "corrupt=99.99%"), ("stall=1s@50%", 5000, "stall=1s@50%"),
+    ])
+    func aShareIsParsedAndWrittenBack(text: String, hundredths: Int, written: String) throws {
+        let spec = try FaultSpec(parsing: text)
+        let offset = spec.cut ?? spec.corrupt ?? spec.stall?.offset
+        #expect(offset == .percent(hundredths: hundredths))
+        #expect(spec.description == written)
+        #expect(try FaultSpec(parsing: spec.description) == spec)
+    }
+
+    @Test(arguments: [
+        "cut=100%", "cut=-1%", "cut=%", "cut=1.234%", "cut=1.%", "cut=x%", "cut=50%%", "cut=٣%", "cut=+5%",
+    ])
+    func anythingElseIsRefused(text: String) {
+        #expect(throws: FaultSpecError.self) { try FaultSpec(parsing: text) }
+    }
+
+    @Test func aShareLandsAtThatPlaceOfTheBody() {
+        let injector = FaultInjector(profile: .requestOnly, seed: 1)
+        #expect(injector.resolve(.percent(hundredths: 3000), length: 100_000) == 30_000)
+        #expect(injector.resolve(.percent(hundredths: 5000), length: 3) == 1)
+        #expect(injector.resolve(.percent(hundredths: 0), length: 10) == 0)
+        #expect(injector.resolve(.percent(hundredths: 5000), length: 0) == nil)
+    }
+}

@@ -31,7 +31,7 @@ struct ContentRoutes {
     static func parse(rawPath: String) -> ContentPath? { ContentPath(rawPath: rawPath, under: GrantURLs.contentPrefix) }
 
     func serve(_ request: Request, isHead: Bool, context: KioskRequestContext) async throws -> Response {
-        let requestedFaults = try faults?.requestedSpec(in: request)
+        let requestedFaults = faults == nil ? nil : try FaultInjector.requestedSpec(in: request)
         let claims = try access.claims(for: request.bearerToken)
         guard let path = Self.parse(rawPath: request.uri.path) else {
             throw APIError.badRequest("The content path is not valid.")

@@ -38,7 +38,7 @@ struct PackRoutes {
     }
 
     func serve(_ request: Request, isHead: Bool, context: KioskRequestContext) async throws -> Response {
-        let requestedFaults = try faults?.requestedSpec(in: request)
+        let requestedFaults = faults == nil ? nil : try FaultInjector.requestedSpec(in: request)
         let claims = try access.claims(for: request.bearerToken)
         guard let (productID, version) = Self.parse(rawPath: request.uri.path) else {
             throw APIError.badRequest("The pack path is not valid: /v1/packs/<product_id>/<content_version>.")

@@ -1,0 +1,145 @@
+import Crypto
+import Foundation
+import NIOCore
+import NIOPosix
+
+#if canImport(Darwin)
+    import Darwin
+#else
+    import Glibc
+#endif
+
+/// The folder `kiosk bench` serves. It is opened once, and every file is opened inside it one path component at a
+/// time (`openat(2)`), never following a link: a symbolic link anywhere in the path (to a file or a folder, inside
+/// the folder or out of it) is not served, nor is anything but a regular file. Paths come decoded and checked by
+/// ``BenchPath``.
+///
+/// The SHA-256 of each file (its `ETag` and `Repr-Digest`) is computed the first time the file is asked for,
+/// from the open descriptor, once however many requests ask at the same time, and kept for as long as the file is
+/// the same (its ``FileIdentity``): a file that changes is hashed again.
+public final class BenchFolder: Sendable {
+    /// The folder, as given.
+    public let path: String
+    /// The open folder, owned by this object.
+    private let descriptor: CInt
+    private let digests = BenchDigests()
+
+    /// Why the folder cannot be served.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Opens the folder at `path` (a link to a folder is followed here, once: the folder is what it names).
+    /// - Throws: ``Failure`` when it is not a folder that can be read.
+    public init(path: String) throws(Failure) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw Failure(description: "\(path) is not a folder that can be read (\(String(cString: strerror(errno))))")
+        }
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// The regular file at `relativePath` (components separated by `/`, already checked by ``BenchPath``), opened
+    /// and hashed, or nil when there is none (missing, a link, a folder, a device…). Runs on the thread pool.
+    func file(at relativePath: String) async throws -> OpenContentFile? {
+        let opening: @Sendable () -> (CInt, FileIdentity)? = { [descriptor] in
+            Self.openRegularFile(relativePath, in: descriptor)
+        }
+        guard let (fileDescriptor, identity) = try await NIOThreadPool.singleton.runIfActive(opening) else {
+            return nil
+        }
+        let file: OpenContentFile
+        do {
+            let digest = try await digests.digest(of: relativePath, identity: identity, descriptor: fileDescriptor)
+            file = OpenContentFile(
+                adopting: fileDescriptor, productID: "",
+                file: ManifestFile(path: relativePath, directory: path, digest: digest, identity: identity))
+        } catch {
+            close(fileDescriptor)
+            throw error
+        }
+        return file
+    }
+
+    /// Opens `relativePath` under the folder `root`, one component at a time without following links, and checks
+    /// that it is a regular file. Blocking.
+    static func openRegularFile(_ relativePath: String, in root: CInt) -> (CInt, FileIdentity)? {
+        let components = relativePath.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard let name = components.last, !components.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
+        else { return nil }
+        var folder = root
+        defer { if folder != root { close(folder) } }
+        for component in components.dropLast() {
+            let next = openat(folder, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard next >= 0 else { return nil }
+            if folder != root { close(folder) }
+            folder = next
+        }
+        // Non-blocking: a FIFO put in the folder must not hold a thread; it is refused below anyway.
+        let file = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard file >= 0 else { return nil }
+        var info = CStat()
+        guard fstat(file, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(file)
+            return nil
+        }
+        return (file, FileIdentity(info))
+    }
+}
+
+/// The SHA-256 of the files a ``BenchFolder`` served, by path and identity, each computed once.
+private actor BenchDigests {
+    private var known: [String: (identity: FileIdentity, digest: SHA256Digest)] = [:]
+    private var hashing: [String: (identity: FileIdentity, task: Task<SHA256Digest, any Error>)] = [:]
+
+    /// The digest of the file open as `descriptor` (which stays open), the file at `path` with `identity`.
+    func digest(of path: String, identity: FileIdentity, descriptor: CInt) async throws -> SHA256Digest {
+        if let entry = known[path], entry.identity == identity { return entry.digest }
+        if let entry = hashing[path], entry.identity == identity { return try await entry.task.value }
+        let task = Task<SHA256Digest, any Error> {
+            // The descriptor is the caller's, open until this returns: later callers wait for this task.
+            let copy = dup(descriptor)
+            guard copy >= 0 else { throw IOError(errnoCode: errno, reason: "dup") }
+            return try await NIOThreadPool.singleton.runIfActive {
+                defer { close(copy) }
+                let digest = try Self.hash(copy)
+                // Changed while it was read: the digest may describe no version of it.
+                guard FileIdentity(descriptor: copy) == identity else {
+                    throw APIError(
+                        .notReady, "The file changed while it was being hashed; try again.",
+                        headers: ["Retry-After": "1"])
+                }
+                return digest
+            }
+        }
+        hashing[path] = (identity, task)
+        defer { if hashing[path]?.identity == identity { hashing[path] = nil } }
+        let digest = try await task.value
+        known[path] = (identity, digest)
+        return digest
+    }
+
+    /// The SHA-256 of the file open as `descriptor`, read with `pread(2)` from its start. Blocking.
+    private static func hash(_ descriptor: CInt) throws -> SHA256Digest {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
+        defer { buffer.deallocate() }
+        var hasher = SHA256()
+        var offset: off_t = 0
+        while true {
+            let count = pread(descriptor, buffer.baseAddress, buffer.count, offset)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw IOError(errnoCode: errno, reason: "pread")
+            }
+            if count == 0 { break }
+            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            offset += off_t(count)
+        }
+        return SHA256Digest(hasher.finalize())
+    }
+}

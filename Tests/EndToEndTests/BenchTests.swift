@@ -1,0 +1,209 @@
+import Crypto
+import Foundation
+import Testing
+
+/// `kiosk bench`, the real binary on a loopback port, serving a folder of the test's with no purchase: content's
+/// HTTP semantics, the folder's bounds, and scenario sequences, with raw HTTP and with curl as the clients.
+@Suite("Bench: kiosk bench end to end")
+struct BenchTests {
+    /// A folder with a 200 KiB file (`big.bin`), a nested file, a link out and a folder outside it.
+    private struct Folder {
+        let root: URL
+        var served: URL { root.appendingPathComponent("served") }
+        let big: Data
+
+        init() throws {
+            root = FileManager.default.temporaryDirectory.appendingPathComponent("kiosk-bench-e2e-\(UUID())")
+            let manager = FileManager.default
+            try manager.createDirectory(
+                at: root.appendingPathComponent("served/issues/2026"), withIntermediateDirectories: true)
+            try manager.createDirectory(at: root.appendingPathComponent("outside"), withIntermediateDirectories: true)
+            big = Data((0..<(200 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) })
+            try big.write(to: served.appendingPathComponent("big.bin"))
+            try Data("Issue 12".utf8).write(to: served.appendingPathComponent("issues/2026/issue 12.txt"))
+            try Data("secret".utf8).write(to: root.appendingPathComponent("outside/secret.txt"))
+            try manager.createSymbolicLink(
+                atPath: served.appendingPathComponent("out").path, withDestinationPath: "../outside")
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: root) }
+    }
+
+    private func withBench(_ arguments: [String] = [], _ body: (ServeProcess, Folder) async throws -> Void)
+        async throws
+    {
+        let folder = try Folder()
+        defer { folder.remove() }
+        try await ServeProcess.bench(folder: folder.served, arguments: arguments) { try await body($0, folder) }
+    }
+
+    private static func sha256(_ data: Data) -> Data { Data(SHA256.hash(data: data)) }
+
+    @Test func aFileIsServedWithContentsSemanticsAndNoPurchase() async throws {
+        try await withBench { bench, folder in
+            let whole = try await bench.send("GET", "/big.bin")
+            #expect(whole.status == 200 && whole.body == folder.big)
+            let digest = Self.sha256(folder.big)
+            #expect(whole.header("Repr-Digest") == "sha-256=:\(digest.base64EncodedString()):")
+            let tag = try #require(whole.header("ETag"))
+            #expect(tag == "\"\(digest.map { String(format: "%02x", $0) }.joined())\"")
+            #expect(whole.header("Accept-Ranges") == "bytes")
+
+            let part = try await bench.send("GET", "/big.bin", headers: [("Range", "bytes=1000-1999")])
+            #expect(part.status == 206 && part.body == folder.big[1000..<2000])
+            #expect(part.header("Content-Range") == "bytes 1000-1999/204800")
+            let resumed = try await bench.send(
+                "GET", "/big.bin", headers: [("Range", "bytes=100000-"), ("If-Range", tag)])
+            #expect(resumed.status == 206 && resumed.body == folder.big[100_000...])
+            let stale = try await bench.send(
+                "GET", "/big.bin", headers: [("Range", "bytes=100000-"), ("If-Range", "\"old\"")])
+            #expect(stale.status == 200 && stale.body == folder.big)
+            #expect(try await bench.send("GET", "/big.bin", headers: [("If-None-Match", tag)]).status == 304)
+            #expect(try await bench.send("GET", "/big.bin", headers: [("If-Match", "\"old\"")]).status == 412)
+            let outside = try await bench.send("GET", "/big.bin", headers: [("Range", "bytes=300000-")])
+            #expect(outside.status == 416 && outside.header("Content-Range") == "bytes */204800")
+            let head = try await bench.send("HEAD", "/big.bin")
+            #expect(head.status == 200 && head.header("Content-Length") == "204800" && head.body.isEmpty)
+            let nested = try await bench.send("GET", "/issues/2026/issue%2012.txt")
+            #expect(nested.status == 200 && nested.text == "Issue 12")
+            // A per-request fault at the plain path, as with kiosk serve.
+            let cut = try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "status=503;retry-after=2")])
+            #expect(cut.status == 503 && cut.header("Retry-After") == "2")
+        }
+    }
+
+    @Test(arguments: [
+        "/out/secret.txt", "/../outside/secret.txt", "/%2e%2e/outside/secret.txt", "/%2E%2E%2Foutside%2Fsecret.txt",
+        "/issues/..%2f..%2foutside/secret.txt", "/s/none/out/secret.txt", "/s/none/../outside/secret.txt",
+        "/issues", "/.hidden", "/nothing.bin", "/big.bin%00.txt",
+    ])
+    func nothingOutsideTheFolderNorAnythingButItsFilesIsServed(target: String) async throws {
+        try await withBench { bench, _ in
+            let answer = try await bench.send("GET", target)
+            #expect(answer.status == 404, "\(target)")
+            #expect(!answer.text.contains("secret") || answer.text.contains("No such file"))
+            #expect(answer.header("Content-Type")?.hasPrefix("application/json") == true)
+        }
+    }
+
+    @Test func aScenarioGivesEachRequestOfARunItsStep() async throws {
+        try await withBench { bench, folder in
+            // cut-twice: cut at 30 %, the resumed answer cut at half of it, then it works.
+            let first = try await bench.send("GET", "/s/cut-twice/big.bin?run=a")
+            #expect(first.status == 200 && first.body == folder.big.prefix(61_440))
+            let tag = try #require(first.header("ETag"))
+            let second = try await bench.send(
+                "GET", "/s/cut-twice/big.bin?run=a", headers: [("Range", "bytes=61440-"), ("If-Range", tag)])
+            #expect(second.status == 206 && second.body == folder.big[61_440..<(61_440 + 71_680)])
+            let third = try await bench.send(
+                "GET", "/s/cut-twice/big.bin?run=a", headers: [("Range", "bytes=133120-"), ("If-Range", tag)])
+            #expect(third.status == 206 && third.body == folder.big[133_120...])
+            // Another run, and another file of the same run, start from the first step.
+            #expect(try await bench.send("GET", "/s/cut-twice/big.bin?run=b").body.count == 61_440)
+            let busy = try await bench.send("GET", "/s/busy/big.bin?run=a")
+            #expect(busy.status == 503 && busy.header("Retry-After") == "1")
+            #expect(try await bench.send("GET", "/s/busy/big.bin?run=a").status == 503)
+            #expect(try await bench.send("GET", "/s/busy/big.bin?run=a").body == folder.big)
+            // A scenario that does not exist, and the list.
+            let unknown = try await bench.send("GET", "/s/nope/big.bin")
+            #expect(unknown.status == 404 && unknown.text.contains("nope"))
+            let list = try await bench.send("GET", "/s/")
+            let names = try #require(
+                (try JSONSerialization.jsonObject(with: list.body) as? [String: Any])?["scenarios"] as? [[String: Any]])
+            #expect(names.compactMap { $0["name"] as? String }.contains("cut-twice"))
+        }
+    }
+
+    @Test func theSameSeedGivesTheSameRunAndRunsAreIndependent() async throws {
+        // flaky: three cuts at offsets drawn from the seed, the run, the scenario, the file and the request.
+        func cuts(seed: Int, run: String) async throws -> [Int] {
+            var lengths: [Int] = []
+            try await withBench(["--seed", String(seed)]) { bench, _ in
+                for _ in 0..<4 {
+                    lengths.append(try await bench.send("GET", "/s/flaky/big.bin?run=\(run)").body.count)
+                }
+            }
+            return lengths
+        }
+        let first = try await cuts(seed: 42, run: "ci")
+        #expect(first.prefix(3).allSatisfy { $0 < 204_800 } && first[3] == 204_800)
+        #expect(try await cuts(seed: 42, run: "ci") == first)
+        #expect(try await cuts(seed: 43, run: "ci") != first)
+        #expect(try await cuts(seed: 42, run: "other") != first)
+    }
+
+    @Test func twoClientsInParallelHaveARunEach() async throws {
+        try await withBench { bench, folder in
+            // No ?run=: each client is its address and User-Agent.
+            async let one = bench.send("GET", "/s/cut/big.bin", headers: [("User-Agent", "one")])
+            async let two = bench.send("GET", "/s/cut/big.bin", headers: [("User-Agent", "two")])
+            let (first, second) = try await (one, two)
+            #expect(first.body.count == 61_440 && second.body.count == 61_440)
+            let again = try await bench.send("GET", "/s/cut/big.bin", headers: [("User-Agent", "one")])
+            #expect(again.body == folder.big)
+        }
+    }
+
+    @Test(arguments: ["cut-twice", "busy", "server-error", "ignore-range", "validator-change", "flaky", "none"])
+    func curlResumingWithRetriesEndsWithTheExactBytes(scenario: String) async throws {
+        try await withBench { bench, folder in
+            let output = folder.root.appendingPathComponent("curl-\(scenario).bin")
+            let url = "http://127.0.0.1:\(bench.port)/s/\(scenario)/big.bin"
+            // A plain resume loop: curl -C - until it exits 0, at most 8 times.
+            var status: Int32 = -1
+            for _ in 0..<8 where status != 0 {
+                status = try await Self.curl(["-sS", "-f", "-C", "-", "-o", output.path, url])
+            }
+            #expect(status == 0)
+            #expect(try Data(contentsOf: output) == folder.big, "\(scenario)")
+        }
+    }
+
+    @Test func aPublicAddressNeedsTheFlagAndABadScenarioFileNamesItsLine() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let refused = try await ChildProcess.runKiosk(["bench", folder.served.path, "--host", "0.0.0.0"])
+        #expect(refused.exitStatus != 0 && refused.standardError.contains("--allow-public"))
+        let file = folder.root.appendingPathComponent("scenarios.json")
+        try Data("{\"scenarios\": [\n  {\"name\": \"mine\",\n   \"steps\": [\"cut=lots\"]}]}".utf8).write(to: file)
+        let bad = try await ChildProcess.runKiosk(["bench", folder.served.path, "--scenarios", file.path])
+        #expect(bad.exitStatus != 0 && bad.standardError.contains("line 3"))
+        let missing = try await ChildProcess.runKiosk(["bench", folder.root.appendingPathComponent("no").path])
+        #expect(missing.exitStatus != 0 && missing.standardError.contains("not a folder"))
+    }
+
+    @Test func aScenarioFilesScenariosAreServed() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let file = folder.root.appendingPathComponent("scenarios.json")
+        try Data(#"{"scenarios": [{"name": "cut-then-busy", "steps": ["cut=10%", "status=503"]}]}"#.utf8)
+            .write(to: file)
+        try await ServeProcess.bench(
+            folder: folder.served, arguments: ["--scenarios", file.path, "--seed", "7", "--log-level", "info"]
+        ) { (bench: ServeProcess) async throws in
+            #expect(try await bench.send("GET", "/s/cut-then-busy/big.bin?run=x").body.count == 20_480)
+            #expect(try await bench.send("GET", "/s/cut-then-busy/big.bin?run=x").status == 503)
+            #expect(try await bench.send("GET", "/s/cut-then-busy/big.bin?run=x").status == 200)
+            #expect(bench.standardError.contains("seed=7"))
+            #expect(bench.standardError.contains("scenario=cut-then-busy"))
+        }
+    }
+
+    /// Runs curl with `arguments` and gives its exit status.
+    private static func curl(_ arguments: [String]) async throws -> Int32 {
+        let path = ["/usr/bin/curl", "/usr/local/bin/curl", "/bin/curl"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+        let executable = try #require(path, "curl is needed (.ci/run installs it)")
+        return try await RawHTTP.onThread {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+}
