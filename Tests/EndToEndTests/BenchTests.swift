@@ -144,7 +144,10 @@ struct BenchTests {
         }
     }
 
-    @Test(arguments: ["cut-twice", "busy", "server-error", "ignore-range", "validator-change", "flaky", "none"])
+    @Test(arguments: [
+        "cut-twice", "busy", "server-error", "ignore-range", "validator-change", "flaky", "none", "node-drift",
+        "node-drift-weak", "refused-range", "reset",
+    ])
     func curlResumingWithRetriesEndsWithTheExactBytes(scenario: String) async throws {
         try await withBench { bench, folder in
             let output = folder.root.appendingPathComponent("curl-\(scenario).bin")
@@ -156,6 +159,45 @@ struct BenchTests {
             }
             #expect(status == 0)
             #expect(try Data(contentsOf: output) == folder.big, "\(scenario)")
+        }
+    }
+
+    @Test func theFaultsOfTheFieldAreInjected() async throws {
+        try await withBench { bench, folder in
+            let tag = try #require(try await bench.send("HEAD", "/big.bin").header("ETag"))
+            // A 200 HTML error page, on a fresh request and on a resume.
+            for headers in [[], [("Range", "bytes=1000-")]] {
+                let page = try await bench.send("GET", "/big.bin", headers: headers + [("Kiosk-Fault", "error-page")])
+                #expect(page.status == 200 && page.header("Content-Type") == "text/html; charset=utf-8")
+                #expect(page.body.count > 3000 && page.body.count < 8192 && page.header("ETag") == nil)
+                #expect(page.header("Content-Range") == nil && page.text.contains("<html"))
+            }
+            // Two nodes: the same bytes under other validators; a weak one never satisfies If-Range.
+            let node = try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "node=2")])
+            #expect(node.body == folder.big && node.header("ETag") == String(tag.dropLast()) + "-n2\"")
+            let weak = try await bench.send(
+                "GET", "/big.bin",
+                headers: [
+                    ("Kiosk-Fault", "node=1/weak"), ("Range", "bytes=10-"),
+                    ("If-Range", "W/" + String(tag.dropLast()) + "-n1\""),
+                ])
+            #expect(weak.status == 200 && weak.header("ETag")?.hasPrefix("W/") == true)
+            // Lying ranges.
+            let range = [("Range", "bytes=100-199")]
+            let missing = try await bench.send(
+                "GET", "/big.bin", headers: range + [("Kiosk-Fault", "no-content-range")])
+            #expect(missing.status == 206 && missing.header("Content-Range") == nil && missing.body.count == 100)
+            let off = try await bench.send("GET", "/big.bin", headers: range + [("Kiosk-Fault", "range-off-by-one")])
+            #expect(off.status == 206 && off.header("Content-Range") == "bytes 101-200/204800")
+            #expect(off.body == folder.big[100..<200])
+            let refused = try await bench.send("GET", "/big.bin", headers: range + [("Kiosk-Fault", "refuse-range")])
+            #expect(refused.status == 416 && refused.header("Content-Range") == "bytes */204800")
+            #expect(try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "refuse-range")]).status == 200)
+            // A reset before any header: no answer at all.
+            await #expect(throws: (any Error).self) {
+                try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "reset")])
+            }
+            #expect(try await bench.send("GET", "/big.bin").body == folder.big)
         }
     }
 

@@ -57,6 +57,30 @@ public struct BenchScenarios: Sendable {
         make(
             "flaky", "Three answers cut at random offsets (from the run's seed), then it works.",
             ["cut=random", "cut=random", "cut=random"]),
+        make(
+            "error-page", "The first answer is a 200 with a 4 KiB HTML error page (text/html) instead of the file.",
+            ["error-page"]),
+        make(
+            "error-page-on-resume", "Cut at 30 %; the resumed request gets a 200 HTML error page instead of the rest.",
+            ["cut=30%", "error-page"]),
+        make(
+            "node-drift",
+            "Two CDN nodes with different strong ETags: cut at half on node 1, the resume (If-Range with node 1's "
+                + "ETag) reaches node 2, which answers 200 with the whole file.",
+            ["cut=50%;node=1", "node=2"]),
+        make(
+            "node-drift-weak", "As node-drift, with weak ETags (W/\"…\"), which If-Range never matches.",
+            ["cut=50%;node=1/weak", "node=2/weak"]),
+        make(
+            "no-content-range", "Cut at half; the resumed request's 206 has no Content-Range.",
+            ["cut=50%", "no-content-range"]),
+        make(
+            "range-off-by-one", "Cut at half; the resumed request's 206 has a Content-Range one byte off.",
+            ["cut=50%", "range-off-by-one"]),
+        make(
+            "refused-range", "Cut at half; the resumed request gets 416 for a range the file holds.",
+            ["cut=50%", "refuse-range"]),
+        make("reset", "The first connection is reset before any header.", ["reset"]),
     ]
 
     private static func make(

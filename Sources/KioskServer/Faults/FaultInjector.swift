@@ -77,9 +77,11 @@ public final class FaultInjector: Sendable {
     /// even with a new grant.
     func chaos(probability: Double, download: Int? = nil) -> FaultSpec? {
         guard draw() < probability else { return nil }
-        var kind = generator.withLockedValue { FaultKind.allCases.randomElement(using: &$0)! }
+        var kind = generator.withLockedValue { FaultKind.recoverable.randomElement(using: &$0)! }
         if kind == .corrupt, let download, !isFirstCorruption(of: download) {
-            kind = generator.withLockedValue { FaultKind.allCases.filter { $0 != .corrupt }.randomElement(using: &$0)! }
+            kind = generator.withLockedValue {
+                FaultKind.recoverable.filter { $0 != .corrupt }.randomElement(using: &$0)!
+            }
         }
         return generator.withLockedValue { random in
             var spec = FaultSpec()
@@ -96,6 +98,8 @@ public final class FaultInjector: Sendable {
             case .etagChange: spec.etagChange = true
             case .corrupt: spec.corrupt = .random
             case .firstByte: spec.firstByte = .milliseconds(Int64.random(in: 100...1000, using: &random))
+            case .errorPage, .node, .noContentRange, .rangeOffByOne, .refuseRange, .reset:
+                preconditionFailure("chaos draws from FaultKind.recoverable only")
             }
             return spec
         }

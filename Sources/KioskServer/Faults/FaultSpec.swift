@@ -19,6 +19,23 @@ public enum FaultKind: String, Sendable, CaseIterable, Codable {
     case corrupt
     /// Wait before sending the response head.
     case firstByte = "first_byte"
+    /// Answer 200 with an HTML error page instead of the content.
+    case errorPage = "error_page"
+    /// Answer with the validators of another node of a CDN (another `ETag` and `Last-Modified`, the same bytes).
+    case node
+    /// Answer a range with 206 but no `Content-Range`.
+    case noContentRange = "no_content_range"
+    /// Answer a range with a `Content-Range` one byte off.
+    case rangeOffByOne = "range_off_by_one"
+    /// Answer a range that the file holds with 416.
+    case refuseRange = "refuse_range"
+    /// Reset the connection before sending anything.
+    case reset
+
+    /// The kinds `chaos` chooses from: the faults a correct resuming client always recovers from, with no help.
+    public static let recoverable: [FaultKind] = [
+        .cut, .throttle, .stall, .status, .ignoreRange, .etagChange, .corrupt, .firstByte,
+    ]
 }
 
 /// A body offset a fault applies at: a fixed byte offset, or a random one chosen per response.
@@ -50,6 +67,23 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         public var retryAfter: Int?
     }
 
+    /// The validators of one node of a CDN whose nodes disagree: the content's `ETag` with `-n<number>` added (weak
+    /// with `/weak`, so that `If-Range` never holds) and its `Last-Modified` moved `number` seconds on.
+    public struct ValidatorNode: Sendable, Hashable {
+        /// Which node, 1 to 9.
+        public var number: Int
+        /// Whether its `ETag` is weak.
+        public var isWeak: Bool
+    }
+
+    /// A `Content-Range` that lies about a single range.
+    public enum ContentRangeFault: String, Sendable, Hashable {
+        /// None at all.
+        case missing = "no-content-range"
+        /// The range one byte further on than the bytes sent.
+        case offByOne = "range-off-by-one"
+    }
+
     /// A pause in the body.
     public struct Stall: Sendable, Hashable {
         /// How long to pause.
@@ -74,6 +108,16 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     public var corrupt: FaultOffset?
     /// Wait this long before sending the response head.
     public var firstByte: Duration?
+    /// Answer 200 with an HTML error page instead of the content (`error-page`).
+    public var errorPage = false
+    /// Answer with the validators of this node (`node=N`, `node=N/weak`).
+    public var node: ValidatorNode?
+    /// Answer a single range with a wrong `Content-Range` (`no-content-range`, `range-off-by-one`).
+    public var contentRange: ContentRangeFault?
+    /// Answer a range request the file can satisfy with 416 (`refuse-range`).
+    public var refuseRange = false
+    /// Reset the connection before sending anything (`reset`).
+    public var reset = false
     /// The share of content requests the spec applies to, 0 to 1 (`p=`; 1 when not given).
     public var probability: Double = 1
 
@@ -141,6 +185,28 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
             case "first-byte":
                 try Self.checkUnset(firstByte == nil, name)
                 firstByte = try Self.parseDuration(Self.required(value, name), for: name)
+            case "error-page":
+                try Self.checkNoValue(value, name)
+                errorPage = true
+            case "node":
+                try Self.checkUnset(node == nil, name)
+                let text = try Self.required(value, name).lowercased()
+                let isWeak = text.hasSuffix("/weak")
+                let digits = isWeak ? String(text.dropLast("/weak".count)) : text
+                guard digits.count == 1, let number = Int(digits), (1...9).contains(number) else {
+                    throw FaultSpecError("'node' must be a node from 1 to 9, with /weak for a weak ETag, not '\(text)'")
+                }
+                node = ValidatorNode(number: number, isWeak: isWeak)
+            case "no-content-range", "range-off-by-one":
+                try Self.checkNoValue(value, name)
+                try Self.checkUnset(contentRange == nil, "no-content-range' or 'range-off-by-one")
+                contentRange = ContentRangeFault(rawValue: name)
+            case "refuse-range":
+                try Self.checkNoValue(value, name)
+                refuseRange = true
+            case "reset":
+                try Self.checkNoValue(value, name)
+                reset = true
             case "none":
                 try Self.checkNoValue(value, name)
             case "p":
@@ -176,6 +242,15 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         if stall != nil { kinds.append(.stall) }
         if corrupt != nil { kinds.append(.corrupt) }
         if cut != nil { kinds.append(.cut) }
+        if errorPage { kinds.append(.errorPage) }
+        if node != nil { kinds.append(.node) }
+        switch contentRange {
+        case .missing: kinds.append(.noContentRange)
+        case .offByOne: kinds.append(.rangeOffByOne)
+        case nil: break
+        }
+        if refuseRange { kinds.append(.refuseRange) }
+        if reset { kinds.append(.reset) }
         return kinds
     }
 
@@ -198,6 +273,11 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         if let throttle { items.append("throttle=\(throttle)/s") }
         if let stall { items.append("stall=\(Self.format(stall.duration))@\(Self.format(stall.offset))") }
         if let corrupt { items.append("corrupt=\(Self.format(corrupt))") }
+        if errorPage { items.append("error-page") }
+        if let node { items.append("node=\(node.number)\(node.isWeak ? "/weak" : "")") }
+        if let contentRange { items.append(contentRange.rawValue) }
+        if refuseRange { items.append("refuse-range") }
+        if reset { items.append("reset") }
         if let cut { items.append("cut=\(Self.format(cut))") }
         if probability < 1 { items.append("p=\(probability)") }
         return items.isEmpty ? "none" : items.joined(separator: ";")
@@ -225,6 +305,7 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         case "status": "status=503"
         case "retry-after": "retry-after=2"
         case "first-byte": "first-byte=500ms"
+        case "node": "node=2"
         default: "p=0.5"
         }
     }

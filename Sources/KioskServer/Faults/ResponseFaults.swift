@@ -29,11 +29,26 @@ struct ResponseFaults {
         self.logger = logger
     }
 
-    /// Waits for `first-byte`, then answers the injected status, if any (nil: go on answering the content).
-    func beforeResponse() async throws -> Response? {
+    /// Waits for `first-byte`, then resets the connection on `channel`, or answers the injected status or error
+    /// page, if the spec asks (nil: go on answering the content).
+    func beforeResponse(channel: any Channel) async throws -> Response? {
         if let delay = spec.firstByte {
             record(.firstByte, ["delay": "\(FaultSpec.format(delay))"])
             try await Task.sleep(for: delay)
+        }
+        if spec.reset {
+            record(.reset, [:])
+            // SO_LINGER with a zero timeout: the close sends RST, not FIN, and nothing of the answer goes out.
+            if let socket = channel as? any SocketOptionProvider {
+                try? await socket.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+            }
+            try? await channel.close()
+            // Never sent: the status nginx logs for a connection closed without an answer, for the metrics.
+            return Response(status: .init(code: 444, reasonPhrase: "No Response"))
+        }
+        if spec.errorPage {
+            record(.errorPage, [:])
+            return Self.errorPage
         }
         guard let status = spec.status else { return nil }
         record(.status, ["status": "\(status.code)"])
@@ -47,7 +62,15 @@ struct ResponseFaults {
 
     /// With `etag-change`, gives the representation a new `ETag` and a `Last-Modified` of now, as if the file had
     /// just changed: an `If-Range` with the old validators no longer holds, so a resumed request gets the whole file.
+    /// With `node=N`, gives it node N's validators (``FaultSpec/ValidatorNode``).
     func changeValidators(of representation: inout RepresentationMetadata, now: Date) {
+        if let node = spec.node {
+            let tag = representation.entityTag.opaqueTag + "-n" + String(node.number)
+            // Digits, '-' and 'n' are valid entity-tag characters.
+            representation.entityTag = EntityTag(opaqueTag: tag, isWeak: node.isWeak)!
+            representation.lastModified += TimeInterval(node.number)
+            record(.node, ["node": "\(node.number)\(node.isWeak ? "/weak" : "")"])
+        }
         guard spec.etagChange else { return }
         let tag = representation.entityTag.opaqueTag + "-f" + String(injector.nonce(), radix: 16)
         // Hex digits, '-' and 'f' are valid entity-tag characters.
@@ -55,6 +78,48 @@ struct ResponseFaults {
         representation.lastModified = now
         record(.etagChange, [:])
     }
+
+    /// Refuses a range request with 416 when the spec says `refuse-range`, whatever the range asks.
+    func refuseRange(_ header: String?, completeLength: Int64) throws {
+        guard spec.refuseRange, header != nil else { return }
+        record(.refuseRange, [:])
+        throw APIError(
+            .rangeNotSatisfiable, "The server was asked to refuse this range by fault injection.",
+            headers: [
+                "Content-Range": ContentRange.unsatisfied(completeLength: completeLength).headerValue,
+                "Accept-Ranges": "bytes",
+            ])
+    }
+
+    /// The `Content-Range` of a single range's 206 under the spec: none with `no-content-range`, one byte off with
+    /// `range-off-by-one`.
+    func contentRange(_ range: ByteRange, completeLength: Int64) -> String? {
+        switch spec.contentRange {
+        case nil:
+            return ContentRange.satisfied(range, completeLength: completeLength).headerValue
+        case .missing:
+            record(.noContentRange, [:])
+            return nil
+        case .offByOne:
+            record(.rangeOffByOne, [:])
+            return "bytes \(range.first + 1)-\(range.last + 1)/\(completeLength)"
+        }
+    }
+
+    /// The page of `error-page`: what a captive portal, a proxy or a CDN sends with status 200 when it cannot reach
+    /// the origin (about 4 KiB of HTML, with no validators and no ranges).
+    static var errorPage: Response {
+        Response(
+            status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: errorPageHTML)))
+    }
+
+    private static let errorPageHTML =
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Service Temporarily Unavailable"
+        + "</title></head>\n<body><h1>Service Temporarily Unavailable</h1>\n<p>The server is temporarily unable to "
+        + "service your request. Please try again later.</p>\n<p>Reference: kiosk-fault error-page</p>\n"
+        + String(repeating: "<!-- as long as a real error page: proxies and CDNs send a few KiB -->\n", count: 56)
+        + "</body></html>\n"
 
     /// The `Range` header to evaluate: nil with `ignore-range`, so the answer is the whole file.
     func range(_ header: String?, isHead: Bool) -> String? {

@@ -82,6 +82,7 @@ struct RangeResponder: Sendable {
         }
         headers[.contentType] = resource.contentType
         let range = faults.map { $0.range(request.headers[.range], isHead: isHead) } ?? request.headers[.range]
+        try faults?.refuseRange(range, completeLength: representation.length)
         let decision = evaluator.evaluate(
             method: isHead, range: range, ifRange: request.headers[.ifRange], representation: representation,
             now: currentTime)
@@ -106,7 +107,11 @@ struct RangeResponder: Sendable {
             let whole: [FileBody.Segment] = length > 0 ? [.file(ByteRange(first: 0, last: length - 1))] : []
             return answer.response(.ok, headers: headers, segments: whole, contentLength: length, from: 0)
         case .single(let range):
-            headers[.contentRange] = ContentRange.satisfied(range, completeLength: length).headerValue
+            if let faults {
+                headers[.contentRange] = faults.contentRange(range, completeLength: length)
+            } else {
+                headers[.contentRange] = ContentRange.satisfied(range, completeLength: length).headerValue
+            }
             return answer.response(
                 .partialContent, headers: headers, segments: [.file(range)], contentLength: range.length,
                 from: range.first)

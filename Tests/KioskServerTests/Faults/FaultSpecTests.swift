@@ -182,7 +182,8 @@ struct FaultProfileTests {
                 #expect(status.code == 500 || status.retryAfter == 1)
             }
         }
-        #expect(seen == Set(FaultKind.allCases))
+        // Every recoverable kind, and none of the faults of the field.
+        #expect(seen == Set(FaultKind.recoverable))
         #expect(injector.chaos(probability: 0) == nil)
     }
 
@@ -284,4 +285,30 @@ struct FaultSpecShareTests {
         #expect(injector.resolve(.percent(hundredths: 0), length: 10) == 0)
         #expect(injector.resolve(.percent(hundredths: 5000), length: 0) == nil)
     }
+}
+
+/// The faults of the field that `kiosk bench`'s scenarios use: error pages, drifting validators, lying ranges,
+/// resets.
+@Suite("Fault spec: the faults of the field")
+struct FaultSpecFieldTests {
+    @Test func eachParsesAndWritesBack() throws {
+        let spec = try FaultSpec(parsing: "error-page;node=3/weak;range-off-by-one;refuse-range;reset")
+        #expect(spec.errorPage && spec.refuseRange && spec.reset)
+        #expect(spec.node == .init(number: 3, isWeak: true))
+        #expect(spec.contentRange == .offByOne)
+        #expect(spec.kinds == [.errorPage, .node, .rangeOffByOne, .refuseRange, .reset])
+        #expect(try FaultSpec(parsing: spec.description) == spec)
+        #expect(try FaultSpec(parsing: "node=1").node == .init(number: 1, isWeak: false))
+        #expect(try FaultSpec(parsing: "no-content-range").contentRange == .missing)
+        #expect(!spec.altersBodyStream)
+    }
+
+    @Test(arguments: [
+        "node", "node=0", "node=10", "node=2/strong", "node=x", "error-page=1", "reset=now",
+        "no-content-range;range-off-by-one", "node=1;node=2",
+    ])
+    func mistakesAreRefused(text: String) {
+        #expect(throws: FaultSpecError.self) { try FaultSpec(parsing: text) }
+    }
+
 }
