@@ -231,6 +231,96 @@ struct BenchTests {
         }
     }
 
+    @Test func theVerdictSaysHowEachClientCoped() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let reportFile = folder.root.appendingPathComponent("verdict.json")
+        let fileSHA = Self.sha256(folder.big).map { String(format: "%02x", $0) }.joined()
+        try await ServeProcess.bench(folder: folder.served, arguments: ["--report", reportFile.path]) {
+            (bench: ServeProcess) async throws in
+            func said(_ run: String, _ scenario: String, _ body: String) async throws -> Int {
+                try await bench.send("PUT", "/s/\(scenario)/big.bin?run=\(run)", body: Data(body.utf8)).status
+            }
+            // curl keeps the 200 error page as the file: it fails.
+            let saved = folder.root.appendingPathComponent("curl.bin")
+            let url = "http://127.0.0.1:\(bench.port)/s/error-page/big.bin?run=curl"
+            #expect(try await Self.curl(["-sS", "-f", "-C", "-", "-o", saved.path, url]) == 0)
+            let curlSHA = Self.sha256(try Data(contentsOf: saved)).map { String(format: "%02x", $0) }.joined()
+            #expect(try await said("curl", "error-page", #"{"sha256": "\#(curlSHA)"}"#) == 204)
+            // A careful client looks at the Content-Type, asks again and gets the file.
+            let page = try await bench.send("GET", "/s/error-page/big.bin?run=careful")
+            #expect(page.header("Content-Type")?.hasPrefix("text/html") == true)
+            #expect(try await bench.send("GET", "/s/error-page/big.bin?run=careful").body == folder.big)
+            #expect(try await said("careful", "error-page", #"{"sha256": "\#(fileSHA.uppercased())"}"#) == 204)
+            // A client that starts over after a cut: right bytes, one restart, 1.3 times the file sent.
+            #expect(try await bench.send("GET", "/s/cut/big.bin?run=restarter").body.count == 61_440)
+            #expect(try await bench.send("GET", "/s/cut/big.bin?run=restarter").body == folder.big)
+            #expect(try await said("restarter", "cut", #"{"sha256": "\#(fileSHA)"}"#) == 204)
+            // One that gives up, and one that never says.
+            _ = try await bench.send("GET", "/s/busy/big.bin?run=quitter")
+            #expect(try await said("quitter", "busy", #"{"error": "503"}"#) == 204)
+            _ = try await bench.send("GET", "/s/cut/big.bin?run=silent")
+            // What the bench refuses.
+            #expect(try await said("x", "cut", #"{"sha256": "abc"}"#) == 400)
+            #expect(try await said("x", "cut", #"{"sha256": "\#(fileSHA)", "error": "both"}"#) == 400)
+            #expect(try await said("x", "cut", "not json") == 400)
+            #expect(try await said("x", "nope", #"{"error": "x"}"#) == 404)
+
+            let report = try await bench.send("GET", "/s/report")
+            let json = try #require(try JSONSerialization.jsonObject(with: report.body) as? [String: Any])
+            let runs = try #require(json["runs"] as? [[String: Any]])
+            func entry(_ run: String) throws -> [String: Any] {
+                try #require(runs.first { $0["run"] as? String == run })
+            }
+            #expect(try entry("curl")["verdict"] as? String == "fail")
+            #expect(try entry("curl")["error_page_accepted"] as? Bool == true)
+            #expect(try entry("careful")["verdict"] as? String == "pass")
+            #expect(try entry("careful")["error_page_accepted"] as? Bool == false)
+            #expect(try entry("restarter")["verdict"] as? String == "pass")
+            #expect(try entry("restarter")["restarts_from_zero"] as? Int == 1)
+            #expect(try entry("restarter")["bytes_sent_over_file_size"] as? Double == 1.3)
+            let requests = try #require(try entry("restarter")["requests"] as? [[String: Any]])
+            #expect(requests.map { $0["bytes_sent"] as? Int } == [61_440, 204_800])
+            #expect(requests.map { $0["faults"] as? String } == ["cut=30%", "none"])
+            #expect(try entry("quitter")["verdict"] as? String == "fail")
+            #expect(try entry("silent")["verdict"] as? String == "unknown")
+            #expect(json["pass"] as? Bool == false && json["passed"] as? Int == 2 && json["failed"] as? Int == 2)
+            // Stopped, the bench writes the same verdict and exits with 1: not every run passed.
+            bench.terminate()
+            #expect(try await bench.exitStatus(within: .seconds(30)) == 1)
+        }
+        let written = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: reportFile)) as? [String: Any])
+        #expect((written["runs"] as? [Any])?.count == 5 && written["pass"] as? Bool == false)
+    }
+
+    @Test func aBenchWhoseRunsAllPassExitsWithZero() async throws {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let reportFile = folder.root.appendingPathComponent("verdict.json")
+        let fileSHA = Self.sha256(folder.big).map { String(format: "%02x", $0) }.joined()
+        try await ServeProcess.bench(folder: folder.served, arguments: ["--report", reportFile.path]) {
+            (bench: ServeProcess) async throws in
+            let output = folder.root.appendingPathComponent("out.bin")
+            let url = "http://127.0.0.1:\(bench.port)/s/cut-twice/big.bin?run=ci"
+            var status: Int32 = -1
+            for _ in 0..<8 where status != 0 {
+                status = try await Self.curl(["-sS", "-f", "-C", "-", "-o", output.path, url])
+            }
+            #expect(Self.sha256(try Data(contentsOf: output)).map { String(format: "%02x", $0) }.joined() == fileSHA)
+            let put = try await bench.send(
+                "PUT", "/s/cut-twice/big.bin?run=ci", body: Data(#"{"sha256": "\#(fileSHA)"}"#.utf8))
+            #expect(put.status == 204)
+            bench.terminate()
+            #expect(try await bench.exitStatus(within: .seconds(30)) == 0)
+        }
+        let written = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: reportFile)) as? [String: Any])
+        let run = try #require((written["runs"] as? [[String: Any]])?.first)
+        #expect(run["verdict"] as? String == "pass" && run["restarts_from_zero"] as? Int == 0)
+        #expect(run["bytes_sent_over_file_size"] as? Double == 1.0)
+    }
+
     /// Runs curl with `arguments` and gives its exit status.
     private static func curl(_ arguments: [String]) async throws -> Int32 {
         let path = ["/usr/bin/curl", "/usr/local/bin/curl", "/bin/curl"].first {

@@ -1,5 +1,5 @@
 /// What a request to `kiosk bench` asks for, from its raw path: a file with no fault (`/<path>`), a file under a
-/// scenario (`/s/<scenario>/<path>`), or the list of scenarios (`/s/` or `/s`).
+/// scenario (`/s/<scenario>/<path>`), the list of scenarios (`/s/` or `/s`) or the report (`/s/report`).
 ///
 /// Each segment is percent-decoded (``PathSegments``); a path is refused when a segment is `.` or `..`, starts with
 /// `.` (hidden files are not served), or holds a control character, or when the path is longer than
@@ -12,11 +12,15 @@ enum BenchPath: Equatable {
     case scenario(String, file: String)
     /// The list of scenarios.
     case scenarioList
+    /// The verdict on every run (`/s/report`).
+    case report
 
     /// The longest decoded file path served, in bytes.
     static let maximumLength = 4096
     /// The prefix of the paths under a scenario.
     static let scenarioPrefix = "s"
+    /// The report's name under the prefix (no scenario may take it).
+    static let reportName = "report"
 
     /// What `rawPath` (as the request carries it, without the query) asks for, or nil when it is not a valid path.
     init?(rawPath: String) {
@@ -29,6 +33,10 @@ enum BenchPath: Equatable {
             segments.allSatisfy(Self.isServable)
         else { return nil }
         if segments.first == Self.scenarioPrefix {
+            if segments.count == 2, segments[1] == Self.reportName {
+                self = .report
+                return
+            }
             guard segments.count >= 3 else { return nil }
             guard let file = Self.joined(segments[2...]) else { return nil }
             self = .scenario(segments[1], file: file)

@@ -20,7 +20,7 @@ public struct BenchScenario: Sendable, Equatable {
         case error
     }
 
-    /// The name in `/s/<name>/<path>`: letters, digits, `-`, `_` and `.`, not starting with `.`.
+    /// The name in `/s/<name>/<path>`: letters, digits, `-`, `_` and `.`, not starting with `.`, not `report`.
     public var name: String
     /// What it does, in a sentence.
     public var description: String
@@ -56,9 +56,11 @@ public struct BenchScenario: Sendable, Equatable {
         return step.kinds.isEmpty ? nil : step
     }
 
-    /// Whether `name` may name a scenario.
+    /// Whether `name` may name a scenario (not `report`, the report's path).
     static func isValidName(_ name: String) -> Bool {
-        guard let first = name.utf8.first, first != UInt8(ascii: "."), name.utf8.count <= 64 else { return false }
+        guard let first = name.utf8.first, first != UInt8(ascii: "."), name.utf8.count <= 64,
+            name != BenchPath.reportName
+        else { return false }
         return name.utf8.allSatisfy { byte in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),

@@ -53,6 +53,7 @@ public struct BenchServer: Sendable {
 
     private let configuration: BenchConfiguration
     private let responder: RouterResponder<KioskRequestContext>
+    private let routes: BenchRoutes
     private let metrics: ServerMetrics
     private let logger: Logger
     /// The seed in use (the configuration's, or the one drawn).
@@ -74,19 +75,24 @@ public struct BenchServer: Sendable {
         let router = Router(context: KioskRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
         router.add(middleware: ErrorMiddleware(metrics: metrics))
-        BenchRoutes(
-            folder: folder, scenarios: configuration.scenarios,
-            runs: BenchRuns(seed: seed),
+        let routes = BenchRoutes(
+            folder: folder, scenarios: configuration.scenarios, runs: BenchRuns(seed: seed),
             responder: RangeResponder(
                 evaluator: RangeRequestEvaluator(maxRanges: defaults.maxRangesPerRequest),
                 chunkSize: defaults.streamChunkSize, sendTimeout: defaults.sendTimeout, metrics: metrics,
-                now: { Date() })
-        ).register(on: router)
+                now: { Date() }))
+        routes.register(on: router)
+        self.routes = routes
         self.configuration = configuration
         self.responder = router.buildResponder()
         self.metrics = metrics
         self.logger = logger
         self.seed = seed
+    }
+
+    /// The verdict on every run so far (`GET /s/report` answers the same).
+    public func report() async -> BenchReport {
+        await routes.report()
     }
 
     /// Serves until one of `gracefulShutdownSignals` arrives or `shutdown` is triggered (or until cancelled);

@@ -126,8 +126,8 @@ struct RangeResponder: Sendable {
         }
     }
 
-    /// A body for an open content file.
-    func fileBody(_ file: OpenContentFile, channel: any Channel) -> FileBody {
+    /// A body for an open content file, sent with `sendfile` on `channel` (nil: through the body writer).
+    func fileBody(_ file: OpenContentFile, channel: (any Channel)?) -> FileBody {
         FileBody(file: file, chunkSize: chunkSize, sendTimeout: sendTimeout, metrics: metrics, channel: channel)
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import KioskCore
 import KioskServer
 import Logging
 
@@ -20,6 +21,11 @@ struct BenchCommand: AsyncParsableCommand {
             client's address and User-Agent. --scenarios adds scenarios from a JSON file (see the README, "Testing \
             your own downloads").
 
+            The verdict: every request under a scenario is recorded; a client (or its test script) says what it ended \
+            with by PUT /s/SCENARIO/PATH with {"sha256": "…"} or {"error": "…"} (same ?run=). GET /s/report gives the \
+            verdict on every run as JSON; with --report FILE the bench writes it when it stops, prints it as a table \
+            and exits with status 1 unless every run passed.
+
             Prints "Kiosk listening on http://HOST:PORT" on standard output once it accepts connections; logs go to \
             standard error. It listens on loopback addresses only unless --allow-public.
 
@@ -27,6 +33,7 @@ struct BenchCommand: AsyncParsableCommand {
               kiosk bench ./downloads --port 0
               curl -C - -o big.bin http://127.0.0.1:8080/s/cut/big.bin
               kiosk bench ./downloads --scenarios my-scenarios.json --seed 42
+              kiosk bench ./downloads --report verdict.json
             """)
 
     @Argument(help: "The folder to serve.")
@@ -46,6 +53,13 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "A JSON file of scenarios to add to the built-in ones.")
     var scenarios: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Write the verdict on every run as JSON to this file when the bench stops (SIGINT, SIGTERM), print it as a "
+                + "table, and exit with status 1 unless every run passed.",
+            valueName: "file"))
+    var report: String?
 
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
@@ -102,5 +116,14 @@ struct BenchCommand: AsyncParsableCommand {
         try await server.run(gracefulShutdownSignals: [.sigterm, .sigint]) { address, _ in
             FileHandle.standardOutput.write(Data("Kiosk listening on \(address)\n".utf8))
         }
+        guard let report else { return }
+        let verdict = await server.report()
+        do {
+            try KioskJSON.encode(verdict).write(to: URL(fileURLWithPath: report), options: .atomic)
+        } catch {
+            throw ValidationError("The report could not be written to \(report): \(error.localizedDescription)")
+        }
+        FileHandle.standardOutput.write(Data(verdict.table.utf8))
+        if !verdict.isPass { throw ExitCode(1) }
     }
 }

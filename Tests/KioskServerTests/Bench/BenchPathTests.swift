@@ -15,6 +15,8 @@ struct BenchPathTests {
         ("/s/none/s/a.bin", .scenario("none", file: "s/a.bin")),
         ("/s/", .scenarioList),
         ("/s", .scenarioList),
+        ("/s/report", .report),
+        ("/s/report/a.bin", .scenario("report", file: "a.bin")),
         ("/a..b", .file("a..b")),
     ])
     func pathsThatNameSomething(raw: String, expected: BenchPath) {

@@ -24,6 +24,7 @@ struct BenchScenarioTests {
         let names = BenchScenarios.builtIn.map(\.name)
         #expect(Set(names).count == names.count)
         #expect(names.allSatisfy(BenchScenario.isValidName))
+        #expect(!BenchScenario.isValidName("report") && !BenchScenario.isValidName(".x"))
         let cut = try FaultSpec(parsing: "cut=30%")
         #expect(BenchScenarios.builtInOnly["cut"]?.steps == [cut])
         #expect(BenchScenarios.builtInOnly["none"]?.faults(forRequest: 1) == nil)
