@@ -34,8 +34,8 @@ cleanup() {
     exit "$status"
 }
 
-# require_tools tool… — installs missing ones with apt-get (package name = tool name, except ss → iproute2 and
-# time → GNU time in /usr/bin/time).
+# require_tools tool… — installs missing ones with apt-get (package name = tool name, except ss → iproute2,
+# aria2c → aria2 and time → GNU time in /usr/bin/time).
 require_tools() {
     local missing=() tool
     for tool in "$@"; do
@@ -43,6 +43,7 @@ require_tools() {
         nginx) command -v nginx >/dev/null || [[ -x /usr/sbin/nginx ]] || missing+=(nginx) ;;
         time) [[ -x /usr/bin/time ]] || missing+=(time) ;;
         ss) command -v ss >/dev/null || missing+=(iproute2) ;;
+        aria2c) command -v aria2c >/dev/null || missing+=(aria2) ;;
         *) command -v "$tool" >/dev/null || missing+=("$tool") ;;
         esac
     done

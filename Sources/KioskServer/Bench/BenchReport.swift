@@ -25,10 +25,11 @@ public struct BenchReport: Sendable, Encodable {
         public var fileSize: Int64?
         public var fileSHA256: String?
         var requests: [BenchRequestRecord]
-        /// Body bytes sent over all requests, and that over the file's size (1.0: each byte sent once).
+        /// The file's bytes sent over all requests (200 and 206 answers, not error pages), and that over the
+        /// file's size (1.0: each byte sent once).
         public var bytesSent: Int64
         public var bytesSentOverFileSize: Double?
-        /// Requests after the first that asked for the file from its start although bytes had come before.
+        /// Requests after the first that asked for the file from its start although some of its bytes had come.
         public var restartsFromZero: Int
         /// Whether the client kept a file after an error page came instead of the bytes, and that file is wrong.
         public var errorPageAccepted: Bool
@@ -81,12 +82,14 @@ public struct BenchReport: Sendable, Encodable {
         file: (size: Int64, sha256: String)?
     ) -> Entry {
         let records = sequence.records
-        let bytesSent = records.reduce(0) { $0 + $1.bytesSent }
+        // The file's bytes: those of 200 and 206 answers (not of error pages, nor of error envelopes).
+        let fileBytes = records.filter { [200, 206].contains($0.status) && !$0.errorPage }
+        let bytesSent = fileBytes.reduce(0) { $0 + $1.bytesSent }
         var restarts = 0
         var received: Int64 = 0
         for record in records where record.method == "GET" {
             if received > 0, Self.startsAtZero(record.range) { restarts += 1 }
-            received += record.bytesSent
+            if [200, 206].contains(record.status) && !record.errorPage { received += record.bytesSent }
         }
         var savedSHA256: String?
         var clientError: String?
