@@ -146,7 +146,7 @@ struct BenchTests {
 
     @Test(arguments: [
         "cut-twice", "busy", "server-error", "ignore-range", "validator-change", "flaky", "none", "node-drift",
-        "node-drift-weak", "refused-range", "reset",
+        "node-drift-weak", "refused-range", "reset", "trickle",
     ])
     func curlResumingWithRetriesEndsWithTheExactBytes(scenario: String) async throws {
         try await withBench { bench, folder in
@@ -193,6 +193,14 @@ struct BenchTests {
             let refused = try await bench.send("GET", "/big.bin", headers: range + [("Kiosk-Fault", "refuse-range")])
             #expect(refused.status == 416 && refused.header("Content-Range") == "bytes */204800")
             #expect(try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "refuse-range")]).status == 200)
+            // A trickle: the same bytes, a few at a time.
+            let trickled = try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "trickle=64KiB/1ms")])
+            #expect(trickled.status == 200 && trickled.body == folder.big)
+            // Redirects: to the other loopback origin, with the path and query kept, or to the same URL.
+            let away = try await bench.send("GET", "/big.bin?run=x", headers: [("Kiosk-Fault", "redirect=origin")])
+            #expect(away.status == 307 && away.header("Location") == "http://localhost:\(bench.port)/big.bin?run=x")
+            let loop = try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "redirect=loop")])
+            #expect(loop.status == 307 && loop.header("Location") == "http://127.0.0.1:\(bench.port)/big.bin")
             // A reset before any header: no answer at all.
             await #expect(throws: (any Error).self) {
                 try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "reset")])

@@ -107,7 +107,9 @@ struct BenchRoutes: Sendable {
                 injector: FaultInjector(profile: .requestOnly, seed: faults.seed), requested: faults.spec,
                 download: nil, metrics: responder.metrics, logger: context.logger)
         }
-        if let status = try await responseFaults?.beforeResponse(channel: context.channel) { return status }
+        if let status = try await responseFaults?.beforeResponse(to: request, channel: context.channel) {
+            return status
+        }
         return try responder.respond(
             to: request, isHead: isHead, resource: resource, faults: responseFaults, channel: context.channel)
     }

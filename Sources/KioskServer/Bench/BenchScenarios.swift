@@ -27,8 +27,9 @@ public struct BenchScenarios: Sendable {
     /// The scenario named `name`.
     public subscript(name: String) -> BenchScenario? { byName[name].map { all[$0] } }
 
-    /// The built-in scenarios: the faults of the field, each followed by requests that work, so that a client that
-    /// resumes and checks what it gets ends with the file's exact bytes.
+    /// The built-in scenarios: the faults of the field, most of them followed by requests that work, so that a
+    /// client that resumes and checks what it gets ends with the file's exact bytes; for the redirects the right
+    /// outcome is an error.
     public static let builtIn: [BenchScenario] = [
         make("none", "No fault: the file as it is (and how to reach a top-level folder named s).", []),
         make("cut", "The first answer is cut at 30 % of its body; the next ones work.", ["cut=30%"]),
@@ -81,15 +82,26 @@ public struct BenchScenarios: Sendable {
             "refused-range", "Cut at half; the resumed request gets 416 for a range the file holds.",
             ["cut=50%", "refuse-range"]),
         make("reset", "The first connection is reset before any header.", ["reset"]),
+        make("trickle", "The first answer comes 4 KiB at a time, 20 ms apart.", ["trickle=4KiB/20ms"]),
+        make(
+            "redirect-origin",
+            "Cut at half; the resume is redirected (307) to another origin, as to a CDN. A client must not follow a "
+                + "redirect to another origin in the middle of a download: the right outcome is an error.",
+            ["cut=50%", "redirect=origin"], outcome: .error),
+        make(
+            "redirect-loop", "Every answer redirects (307) to the same URL: the right outcome is an error.",
+            ["redirect=loop"], after: .repeatLast, outcome: .error),
     ]
 
     private static func make(
-        _ name: String, _ description: String, _ steps: [String], after: BenchScenario.AfterSteps = .none
+        _ name: String, _ description: String, _ steps: [String], after: BenchScenario.AfterSteps = .none,
+        outcome: BenchScenario.Outcome = .bytes
     ) -> BenchScenario {
         // The built-in specs are constants: a typo is a programming error, caught by the tests.
         let specs = steps.map { try! FaultSpec(parsing: $0) }
         return BenchScenario(
-            name: name, description: description, steps: specs.isEmpty ? [FaultSpec()] : specs, afterSteps: after)
+            name: name, description: description, steps: specs.isEmpty ? [FaultSpec()] : specs, afterSteps: after,
+            outcome: outcome)
     }
 }
 

@@ -98,7 +98,7 @@ public final class FaultInjector: Sendable {
             case .etagChange: spec.etagChange = true
             case .corrupt: spec.corrupt = .random
             case .firstByte: spec.firstByte = .milliseconds(Int64.random(in: 100...1000, using: &random))
-            case .errorPage, .node, .noContentRange, .rangeOffByOne, .refuseRange, .reset:
+            case .errorPage, .node, .noContentRange, .rangeOffByOne, .refuseRange, .reset, .trickle, .redirect:
                 preconditionFailure("chaos draws from FaultKind.recoverable only")
             }
             return spec
@@ -126,7 +126,7 @@ public final class FaultInjector: Sendable {
             stall: spec.stall.flatMap { stall in
                 resolve(stall.offset, length: length).map { BodyFaults.Stall(offset: $0, duration: stall.duration) }
             },
-            corruptAt: resolve(spec.corrupt, length: length))
+            corruptAt: resolve(spec.corrupt, length: length), trickle: length > 0 ? spec.trickle : nil)
         return faults.isEmpty ? nil : faults
     }
 
@@ -180,6 +180,8 @@ struct BodyFaults: Sendable, Equatable {
     var stall: Stall?
     /// Flip the body byte at this offset.
     var corruptAt: Int64?
+    /// Send a few bytes at a time, with a pause after each.
+    var trickle: FaultSpec.Trickle?
 
-    var isEmpty: Bool { cutAt == nil && bytesPerSecond == nil && stall == nil && corruptAt == nil }
+    var isEmpty: Bool { cutAt == nil && bytesPerSecond == nil && stall == nil && corruptAt == nil && trickle == nil }
 }

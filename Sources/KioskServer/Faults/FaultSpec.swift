@@ -31,6 +31,10 @@ public enum FaultKind: String, Sendable, CaseIterable, Codable {
     case refuseRange = "refuse_range"
     /// Reset the connection before sending anything.
     case reset
+    /// Send the body a few bytes at a time with pauses between.
+    case trickle
+    /// Redirect the request to another origin, or to itself.
+    case redirect
 
     /// The kinds `chaos` chooses from: the faults a correct resuming client always recovers from, with no help.
     public static let recoverable: [FaultKind] = [
@@ -76,6 +80,20 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         public var isWeak: Bool
     }
 
+    /// A body sent a few bytes at a time: `bytes`, then a pause of `pause`, and so on.
+    public struct Trickle: Sendable, Hashable {
+        public var bytes: Int64
+        public var pause: Duration
+    }
+
+    /// Where `redirect` sends the request.
+    public enum Redirect: String, Sendable, Hashable {
+        /// The same path and query at another origin (`127.0.0.1` and `localhost` swapped), as a CDN does.
+        case origin
+        /// The same URL again, for ever.
+        case loop
+    }
+
     /// A `Content-Range` that lies about a single range.
     public enum ContentRangeFault: String, Sendable, Hashable {
         /// None at all.
@@ -118,6 +136,10 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     public var refuseRange = false
     /// Reset the connection before sending anything (`reset`).
     public var reset = false
+    /// Send the body a few bytes at a time (`trickle=<size>/<duration>`).
+    public var trickle: Trickle?
+    /// Answer with a redirect instead of the content (`redirect=origin`, `redirect=loop`).
+    public var redirect: Redirect?
     /// The share of content requests the spec applies to, 0 to 1 (`p=`; 1 when not given).
     public var probability: Double = 1
 
@@ -207,6 +229,23 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
             case "reset":
                 try Self.checkNoValue(value, name)
                 reset = true
+            case "trickle":
+                try Self.checkUnset(trickle == nil, name)
+                let text = try Self.required(value, name)
+                let pieces = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+                guard pieces.count == 2 else {
+                    throw FaultSpecError("'trickle' needs a size and a pause, as in trickle=1KiB/100ms, not '\(text)'")
+                }
+                let bytes = try Self.parseSize(String(pieces[0]), for: name)
+                guard bytes > 0 else { throw FaultSpecError("'trickle' needs at least one byte at a time") }
+                trickle = Trickle(bytes: bytes, pause: try Self.parseDuration(String(pieces[1]), for: name))
+            case "redirect":
+                try Self.checkUnset(redirect == nil, name)
+                let text = try Self.required(value, name).lowercased()
+                guard let parsed = Redirect(rawValue: text) else {
+                    throw FaultSpecError("'redirect' must be 'origin' or 'loop', not '\(text)'")
+                }
+                redirect = parsed
             case "none":
                 try Self.checkNoValue(value, name)
             case "p":
@@ -251,13 +290,15 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         }
         if refuseRange { kinds.append(.refuseRange) }
         if reset { kinds.append(.reset) }
+        if trickle != nil { kinds.append(.trickle) }
+        if redirect != nil { kinds.append(.redirect) }
         return kinds
     }
 
     /// Whether the spec changes the bytes or the pace of the body (such a body is streamed in chunks, not with
     /// `sendfile`).
     public var altersBodyStream: Bool {
-        cut != nil || throttle != nil || stall != nil || corrupt != nil
+        cut != nil || throttle != nil || stall != nil || corrupt != nil || trickle != nil
     }
 
     /// The spec in its canonical form (parsing it gives the same spec).
@@ -278,6 +319,8 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         if let contentRange { items.append(contentRange.rawValue) }
         if refuseRange { items.append("refuse-range") }
         if reset { items.append("reset") }
+        if let trickle { items.append("trickle=\(trickle.bytes)/\(Self.format(trickle.pause))") }
+        if let redirect { items.append("redirect=\(redirect.rawValue)") }
         if let cut { items.append("cut=\(Self.format(cut))") }
         if probability < 1 { items.append("p=\(probability)") }
         return items.isEmpty ? "none" : items.joined(separator: ";")
@@ -306,6 +349,8 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         case "retry-after": "retry-after=2"
         case "first-byte": "first-byte=500ms"
         case "node": "node=2"
+        case "trickle": "trickle=1KiB/100ms"
+        case "redirect": "redirect=origin"
         default: "p=0.5"
         }
     }

@@ -2,9 +2,9 @@ import Hummingbird
 import Logging
 import NIOCore
 
-/// Writes a response body through the byte-stream faults of one response: it paces the bytes (`throttle`), pauses
-/// (`stall`), flips a byte (`corrupt`) and closes the connection part way (`cut`), logging and counting each
-/// fault as it happens.
+/// Writes a response body through the byte-stream faults of one response: it paces the bytes (`throttle`), sends
+/// them a few at a time (`trickle`), pauses (`stall`), flips a byte (`corrupt`) and closes the connection part way
+/// (`cut`), logging and counting each fault as it happens.
 struct FaultyBodyWriter {
     /// Thrown when the connection is cut on purpose, so the response ends there.
     struct InjectedCut: Error {}
@@ -19,6 +19,8 @@ struct FaultyBodyWriter {
     private var paceStart = ContinuousClock.now
     private var pacedBytes: Int64 = 0
     private var isThrottleRecorded = false
+    /// Bytes sent since the last pause of `trickle`.
+    private var trickledBytes: Int64 = 0
 
     /// A writer applying `faults`; `channel` is the connection to close for a cut.
     init(faults: BodyFaults, metrics: ServerMetrics, logger: Logger, channel: (any Channel)?) {
@@ -59,6 +61,12 @@ struct FaultyBodyWriter {
                 }
                 length = min(length, Self.pacedSliceLength(rate: rate))
             }
+            if let trickle = faults.trickle {
+                if offset == 0 && trickledBytes == 0 {
+                    record(.trickle, ["bytes": "\(trickle.bytes)", "pause": "\(FaultSpec.format(trickle.pause))"])
+                }
+                length = min(length, trickle.bytes - trickledBytes)
+            }
             var slice = remaining.readSlice(length: Int(length))!
             if let corruptAt = faults.corruptAt, corruptAt >= offset, corruptAt < offset + length {
                 faults.corruptAt = nil
@@ -69,6 +77,13 @@ struct FaultyBodyWriter {
             try await timer.run { try await writer.write(slice) }
             offset += length
             if isContent { metrics.countContentBytes(Int(length)) }
+            if let trickle = faults.trickle {
+                trickledBytes += length
+                if trickledBytes == trickle.bytes {
+                    trickledBytes = 0
+                    try await Task.sleep(for: trickle.pause)
+                }
+            }
             if let rate = faults.bytesPerSecond {
                 pacedBytes += length
                 try await Task.sleep(until: paceStart + .seconds(Double(pacedBytes) / Double(rate)), clock: .continuous)

@@ -29,9 +29,9 @@ struct ResponseFaults {
         self.logger = logger
     }
 
-    /// Waits for `first-byte`, then resets the connection on `channel`, or answers the injected status or error
-    /// page, if the spec asks (nil: go on answering the content).
-    func beforeResponse(channel: any Channel) async throws -> Response? {
+    /// Waits for `first-byte`, then resets the connection on `channel`, or answers the injected status, error page
+    /// or redirect, if the spec asks (nil: go on answering the content).
+    func beforeResponse(to request: Request, channel: any Channel) async throws -> Response? {
         if let delay = spec.firstByte {
             record(.firstByte, ["delay": "\(FaultSpec.format(delay))"])
             try await Task.sleep(for: delay)
@@ -49,6 +49,10 @@ struct ResponseFaults {
         if spec.errorPage {
             record(.errorPage, [:])
             return Self.errorPage
+        }
+        if let redirect = spec.redirect {
+            record(.redirect, ["to": "\(redirect.rawValue)"])
+            return Self.redirect(request, to: redirect)
         }
         guard let status = spec.status else { return nil }
         record(.status, ["status": "\(status.code)"])
@@ -104,6 +108,28 @@ struct ResponseFaults {
             record(.rangeOffByOne, [:])
             return "bytes \(range.first + 1)-\(range.last + 1)/\(completeLength)"
         }
+    }
+
+    /// A `307` to the same path and query, at the other loopback origin for `origin` (`127.0.0.1` and `localhost`
+    /// swapped, other hosts sent to `127.0.0.1`: a different origin on the same server), at the same URL for `loop`.
+    static func redirect(_ request: Request, to redirect: FaultSpec.Redirect) -> Response {
+        let authority = request.head.authority ?? "127.0.0.1"
+        // "127.0.0.1:8080", "localhost:8080", "[::1]:8080": the name, and the port with its colon.
+        var name = Substring(authority)
+        var port: Substring = ""
+        if let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]"),
+            authority[authority.index(after: colon)...].allSatisfy(\.isNumber)
+        {
+            name = authority[..<colon]
+            port = authority[colon...]
+        }
+        let target: String
+        switch redirect {
+        case .loop: target = authority
+        case .origin: target = (name == "127.0.0.1" ? "localhost" : "127.0.0.1") + port
+        }
+        let location = "http://\(target)\(request.uri.description)"
+        return Response(status: .temporaryRedirect, headers: [.location: location, .cacheControl: "no-store"])
     }
 
     /// The page of `error-page`: what a captive portal, a proxy or a CDN sends with status 200 when it cannot reach

@@ -300,12 +300,18 @@ struct FaultSpecFieldTests {
         #expect(try FaultSpec(parsing: spec.description) == spec)
         #expect(try FaultSpec(parsing: "node=1").node == .init(number: 1, isWeak: false))
         #expect(try FaultSpec(parsing: "no-content-range").contentRange == .missing)
+        let slow = try FaultSpec(parsing: "trickle=4KiB/20ms;redirect=origin")
+        #expect(slow.trickle == .init(bytes: 4096, pause: .milliseconds(20)) && slow.redirect == .origin)
+        #expect(slow.altersBodyStream && slow.kinds == [.trickle, .redirect])
+        #expect(try FaultSpec(parsing: slow.description) == slow)
+        #expect(try FaultSpec(parsing: "redirect=LOOP").redirect == .loop)
         #expect(!spec.altersBodyStream)
     }
 
     @Test(arguments: [
         "node", "node=0", "node=10", "node=2/strong", "node=x", "error-page=1", "reset=now",
-        "no-content-range;range-off-by-one", "node=1;node=2",
+        "no-content-range;range-off-by-one", "node=1;node=2", "trickle", "trickle=0/1s", "trickle=1k", "trickle=1k/x",
+        "redirect", "redirect=cdn", "redirect=loop;redirect=origin",
     ])
     func mistakesAreRefused(text: String) {
         #expect(throws: FaultSpecError.self) { try FaultSpec(parsing: text) }

@@ -59,7 +59,7 @@ struct ContentRoutes {
                 download: FaultInjector.downloadKey(transactionID: claims.transactionID, path: request.uri.path),
                 metrics: responder.metrics, logger: context.logger)
         }
-        if let status = try await responseFaults?.beforeResponse(channel: context.channel) { return status }
+        if let status = try await responseFaults?.beforeResponse(to: request, channel: context.channel) { return status }
         return try responder.respond(
             to: request, isHead: isHead, resource: resource, faults: responseFaults, channel: context.channel)
     }

@@ -53,7 +53,7 @@ struct PackRoutes {
                 injector: injector, requested: requestedFaults, download: nil, metrics: responder.metrics,
                 logger: context.logger)
         }
-        if let status = try await responseFaults?.beforeResponse(channel: context.channel) { return status }
+        if let status = try await responseFaults?.beforeResponse(to: request, channel: context.channel) { return status }
         let representation = RepresentationMetadata(
             length: pack.length, entityTag: pack.entityTag, lastModified: pack.lastModified)
         let resource = RangeResponder.Resource(
