@@ -201,6 +201,11 @@ struct BenchTests {
             #expect(away.status == 307 && away.header("Location") == "http://localhost:\(bench.port)/big.bin?run=x")
             let loop = try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "redirect=loop")])
             #expect(loop.status == 307 && loop.header("Location") == "http://127.0.0.1:\(bench.port)/big.bin")
+            // Content-Length lies: a tenth more than the body, or a tenth less; either way the connection closes.
+            let short = try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "length-lie=short")])
+            #expect(short.header("Content-Length") == "225280" && short.body == folder.big)
+            let long = try await bench.send("GET", "/big.bin", headers: range + [("Kiosk-Fault", "length-lie=long")])
+            #expect(long.status == 206 && long.header("Content-Length") == "90" && long.body == folder.big[100..<200])
             // A reset before any header: no answer at all.
             await #expect(throws: (any Error).self) {
                 try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "reset")])

@@ -84,6 +84,16 @@ public struct BenchScenarios: Sendable {
         make("reset", "The first connection is reset before any header.", ["reset"]),
         make("trickle", "The first answer comes 4 KiB at a time, 20 ms apart.", ["trickle=4KiB/20ms"]),
         make(
+            "length-short",
+            "The first answer announces a Content-Length a tenth longer than its body, which ends early; the "
+                + "connection closes.",
+            ["length-lie=short"]),
+        make(
+            "length-long",
+            "The first answer announces a Content-Length a tenth shorter than its body, sends the whole body, then "
+                + "closes: a client that stops at the Content-Length has 90 % of the file.",
+            ["length-lie=long"]),
+        make(
             "redirect-origin",
             "Cut at half; the resume is redirected (307) to another origin, as to a CDN. A client must not follow a "
                 + "redirect to another origin in the middle of a download: the right outcome is an error.",

@@ -98,7 +98,8 @@ public final class FaultInjector: Sendable {
             case .etagChange: spec.etagChange = true
             case .corrupt: spec.corrupt = .random
             case .firstByte: spec.firstByte = .milliseconds(Int64.random(in: 100...1000, using: &random))
-            case .errorPage, .node, .noContentRange, .rangeOffByOne, .refuseRange, .reset, .trickle, .redirect:
+            case .errorPage, .node, .noContentRange, .rangeOffByOne, .refuseRange, .reset, .trickle, .redirect,
+                .lengthLie:
                 preconditionFailure("chaos draws from FaultKind.recoverable only")
             }
             return spec
@@ -126,7 +127,8 @@ public final class FaultInjector: Sendable {
             stall: spec.stall.flatMap { stall in
                 resolve(stall.offset, length: length).map { BodyFaults.Stall(offset: $0, duration: stall.duration) }
             },
-            corruptAt: resolve(spec.corrupt, length: length), trickle: length > 0 ? spec.trickle : nil)
+            corruptAt: resolve(spec.corrupt, length: length), trickle: length > 0 ? spec.trickle : nil,
+            closeAfter: spec.lengthLie != nil && length > 0 ? length : nil)
         return faults.isEmpty ? nil : faults
     }
 
@@ -182,6 +184,11 @@ struct BodyFaults: Sendable, Equatable {
     var corruptAt: Int64?
     /// Send a few bytes at a time, with a pause after each.
     var trickle: FaultSpec.Trickle?
+    /// Close the connection once this many body bytes are sent, the body's end (`length-lie`).
+    var closeAfter: Int64?
 
-    var isEmpty: Bool { cutAt == nil && bytesPerSecond == nil && stall == nil && corruptAt == nil && trickle == nil }
+    var isEmpty: Bool {
+        cutAt == nil && bytesPerSecond == nil && stall == nil && corruptAt == nil && trickle == nil
+            && closeAfter == nil
+    }
 }

@@ -35,6 +35,8 @@ public enum FaultKind: String, Sendable, CaseIterable, Codable {
     case trickle
     /// Redirect the request to another origin, or to itself.
     case redirect
+    /// Announce a `Content-Length` longer or shorter than the body, then close the connection.
+    case lengthLie = "length_lie"
 
     /// The kinds `chaos` chooses from: the faults a correct resuming client always recovers from, with no help.
     public static let recoverable: [FaultKind] = [
@@ -84,6 +86,14 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     public struct Trickle: Sendable, Hashable {
         public var bytes: Int64
         public var pause: Duration
+    }
+
+    /// How `length-lie` lies: the `Content-Length` announces a tenth more than the body (`short`: the body ends early
+    /// and the connection closes) or a tenth less (`long`: more bytes come than announced, then the connection
+    /// closes).
+    public enum LengthLie: String, Sendable, Hashable {
+        case short
+        case long
     }
 
     /// Where `redirect` sends the request.
@@ -140,6 +150,8 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     public var trickle: Trickle?
     /// Answer with a redirect instead of the content (`redirect=origin`, `redirect=loop`).
     public var redirect: Redirect?
+    /// Announce a wrong `Content-Length` (`length-lie=short`, `length-lie=long`).
+    public var lengthLie: LengthLie?
     /// The share of content requests the spec applies to, 0 to 1 (`p=`; 1 when not given).
     public var probability: Double = 1
 
@@ -239,6 +251,13 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
                 let bytes = try Self.parseSize(String(pieces[0]), for: name)
                 guard bytes > 0 else { throw FaultSpecError("'trickle' needs at least one byte at a time") }
                 trickle = Trickle(bytes: bytes, pause: try Self.parseDuration(String(pieces[1]), for: name))
+            case "length-lie":
+                try Self.checkUnset(lengthLie == nil, name)
+                let text = try Self.required(value, name).lowercased()
+                guard let parsed = LengthLie(rawValue: text) else {
+                    throw FaultSpecError("'length-lie' must be 'short' or 'long', not '\(text)'")
+                }
+                lengthLie = parsed
             case "redirect":
                 try Self.checkUnset(redirect == nil, name)
                 let text = try Self.required(value, name).lowercased()
@@ -292,13 +311,14 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         if reset { kinds.append(.reset) }
         if trickle != nil { kinds.append(.trickle) }
         if redirect != nil { kinds.append(.redirect) }
+        if lengthLie != nil { kinds.append(.lengthLie) }
         return kinds
     }
 
     /// Whether the spec changes the bytes or the pace of the body (such a body is streamed in chunks, not with
     /// `sendfile`).
     public var altersBodyStream: Bool {
-        cut != nil || throttle != nil || stall != nil || corrupt != nil || trickle != nil
+        cut != nil || throttle != nil || stall != nil || corrupt != nil || trickle != nil || lengthLie != nil
     }
 
     /// The spec in its canonical form (parsing it gives the same spec).
@@ -321,6 +341,7 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         if reset { items.append("reset") }
         if let trickle { items.append("trickle=\(trickle.bytes)/\(Self.format(trickle.pause))") }
         if let redirect { items.append("redirect=\(redirect.rawValue)") }
+        if let lengthLie { items.append("length-lie=\(lengthLie.rawValue)") }
         if let cut { items.append("cut=\(Self.format(cut))") }
         if probability < 1 { items.append("p=\(probability)") }
         return items.isEmpty ? "none" : items.joined(separator: ";")
@@ -351,6 +372,7 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         case "node": "node=2"
         case "trickle": "trickle=1KiB/100ms"
         case "redirect": "redirect=origin"
+        case "length-lie": "length-lie=short"
         default: "p=0.5"
         }
     }

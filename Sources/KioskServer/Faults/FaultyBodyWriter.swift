@@ -77,6 +77,12 @@ struct FaultyBodyWriter {
             try await timer.run { try await writer.write(slice) }
             offset += length
             if isContent { metrics.countContentBytes(Int(length)) }
+            if let closeAfter = faults.closeAfter, closeAfter == offset {
+                // The body is out, and its Content-Length lied: nothing after it may be read as another answer.
+                record(.lengthLie, ["sent": "\(offset)"])
+                await closeConnection()
+                throw InjectedCut()
+            }
             if let trickle = faults.trickle {
                 trickledBytes += length
                 if trickledBytes == trickle.bytes {

@@ -83,6 +83,14 @@ struct ResponseFaults {
         record(.etagChange, [:])
     }
 
+    /// The `Content-Length` to announce for a body of `length` bytes under `length-lie` (a tenth more or less, at
+    /// least one byte), or nil to announce the truth.
+    func announcedLength(of length: Int64) -> Int64? {
+        guard let lie = spec.lengthLie, length > 0 else { return nil }
+        let error = max(1, length / 10)
+        return lie == .short ? length + error : length - error
+    }
+
     /// Refuses a range request with 416 when the spec says `refuse-range`, whatever the range asks.
     func refuseRange(_ header: String?, completeLength: Int64) throws {
         guard spec.refuseRange, header != nil else { return }

@@ -156,6 +156,10 @@ struct RangeResponder: Sendable {
                 resource.mayCorrupt.map { mayCorrupt in { offset in mayCorrupt(start + offset) } }
             }
             let writer = faults?.bodyWriter(length: contentLength, channel: channel, mayCorrupt: mayCorrupt)
+            var headers = headers
+            if let announced = faults?.announcedLength(of: contentLength) {
+                headers[.contentLength] = String(announced)
+            }
             return Response(
                 status: status, headers: headers,
                 body: resource.body.body(segments: segments, contentLength: contentLength, faults: writer))

@@ -305,13 +305,16 @@ struct FaultSpecFieldTests {
         #expect(slow.altersBodyStream && slow.kinds == [.trickle, .redirect])
         #expect(try FaultSpec(parsing: slow.description) == slow)
         #expect(try FaultSpec(parsing: "redirect=LOOP").redirect == .loop)
+        let lie = try FaultSpec(parsing: "length-lie=long")
+        #expect(lie.lengthLie == .long && lie.altersBodyStream && lie.kinds == [.lengthLie])
+        #expect(try FaultSpec(parsing: lie.description) == lie)
         #expect(!spec.altersBodyStream)
     }
 
     @Test(arguments: [
         "node", "node=0", "node=10", "node=2/strong", "node=x", "error-page=1", "reset=now",
         "no-content-range;range-off-by-one", "node=1;node=2", "trickle", "trickle=0/1s", "trickle=1k", "trickle=1k/x",
-        "redirect", "redirect=cdn", "redirect=loop;redirect=origin",
+        "redirect", "redirect=cdn", "redirect=loop;redirect=origin", "length-lie", "length-lie=maybe",
     ])
     func mistakesAreRefused(text: String) {
         #expect(throws: FaultSpecError.self) { try FaultSpec(parsing: text) }
