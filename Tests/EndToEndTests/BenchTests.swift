@@ -38,6 +38,7 @@ struct BenchTests {
     }
 
     private static func sha256(_ data: Data) -> Data { Data(SHA256.hash(data: data)) }
+    private static func hexSHA256(_ data: Data) -> String { sha256(data).map { String(format: "%02x", $0) }.joined() }
 
     @Test func aFileIsServedWithContentsSemanticsAndNoPurchase() async throws {
         try await withBench { bench, folder in
@@ -248,7 +249,7 @@ struct BenchTests {
         let folder = try Folder()
         defer { folder.remove() }
         let reportFile = folder.root.appendingPathComponent("verdict.json")
-        let fileSHA = Self.sha256(folder.big).map { String(format: "%02x", $0) }.joined()
+        let fileSHA = Self.hexSHA256(folder.big)
         try await ServeProcess.bench(folder: folder.served, arguments: ["--report", reportFile.path]) {
             (bench: ServeProcess) async throws in
             func said(_ run: String, _ scenario: String, _ body: String) async throws -> Int {
@@ -258,7 +259,7 @@ struct BenchTests {
             let saved = folder.root.appendingPathComponent("curl.bin")
             let url = "http://127.0.0.1:\(bench.port)/s/error-page/big.bin?run=curl"
             #expect(try await Self.curl(["-sS", "-f", "-C", "-", "-o", saved.path, url]) == 0)
-            let curlSHA = Self.sha256(try Data(contentsOf: saved)).map { String(format: "%02x", $0) }.joined()
+            let curlSHA = Self.hexSHA256(try Data(contentsOf: saved))
             #expect(try await said("curl", "error-page", #"{"sha256": "\#(curlSHA)"}"#) == 204)
             // A careful client looks at the Content-Type, asks again and gets the file.
             let page = try await bench.send("GET", "/s/error-page/big.bin?run=careful")
@@ -311,7 +312,7 @@ struct BenchTests {
         let folder = try Folder()
         defer { folder.remove() }
         let reportFile = folder.root.appendingPathComponent("verdict.json")
-        let fileSHA = Self.sha256(folder.big).map { String(format: "%02x", $0) }.joined()
+        let fileSHA = Self.hexSHA256(folder.big)
         try await ServeProcess.bench(folder: folder.served, arguments: ["--report", reportFile.path]) {
             (bench: ServeProcess) async throws in
             let output = folder.root.appendingPathComponent("out.bin")
@@ -320,7 +321,7 @@ struct BenchTests {
             for _ in 0..<8 where status != 0 {
                 status = try await Self.curl(["-sS", "-f", "-C", "-", "-o", output.path, url])
             }
-            #expect(Self.sha256(try Data(contentsOf: output)).map { String(format: "%02x", $0) }.joined() == fileSHA)
+            #expect(Self.hexSHA256(try Data(contentsOf: output)) == fileSHA)
             let put = try await bench.send(
                 "PUT", "/s/cut-twice/big.bin?run=ci", body: Data(#"{"sha256": "\#(fileSHA)"}"#.utf8))
             #expect(put.status == 204)

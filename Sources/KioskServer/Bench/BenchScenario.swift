@@ -5,7 +5,7 @@ import Foundation
 /// with ``AfterSteps/repeatLast``). Each scenario also says what a correct client ends with (``Outcome``).
 public struct BenchScenario: Sendable, Equatable {
     /// What comes after the last step.
-    public enum AfterSteps: String, Sendable, Codable {
+    public enum AfterSteps: String, Sendable, Codable, CaseIterable {
         /// Requests get no fault: a client that tries again succeeds.
         case none
         /// Every later request gets the last step again.
@@ -13,7 +13,7 @@ public struct BenchScenario: Sendable, Equatable {
     }
 
     /// What a correct client ends with.
-    public enum Outcome: String, Sendable, Codable {
+    public enum Outcome: String, Sendable, Codable, CaseIterable {
         /// The file's exact bytes.
         case bytes
         /// A clear error, and no file: the bytes it would get are not the file's.

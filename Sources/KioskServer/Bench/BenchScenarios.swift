@@ -210,29 +210,26 @@ extension BenchScenarios {
             }
         }
         let description = fields["description"] as? String ?? ""
-        let after: BenchScenario.AfterSteps
-        switch fields["then"] {
-        case nil: after = .none
-        case let value as String:
-            guard let parsed = BenchScenario.AfterSteps(rawValue: value) else {
-                throw failure(#""then" must be "none" or "repeat", not '\#(value)'"#, at: value)
-            }
-            after = parsed
-        default: throw failure(#""then" must be "none" or "repeat""#)
-        }
-        let outcome: BenchScenario.Outcome
-        switch fields["outcome"] {
-        case nil: outcome = .bytes
-        case let value as String:
-            guard let parsed = BenchScenario.Outcome(rawValue: value) else {
-                throw failure(#""outcome" must be "bytes" or "error", not '\#(value)'"#, at: value)
-            }
-            outcome = parsed
-        default: throw failure(#""outcome" must be "bytes" or "error""#)
-        }
+        let after = try choice(fields["then"], key: "then", default: BenchScenario.AfterSteps.none, failure: failure)
+        let outcome = try choice(
+            fields["outcome"], key: "outcome", default: BenchScenario.Outcome.bytes, failure: failure)
         let scenario = BenchScenario(
             name: name, description: description, steps: steps, afterSteps: after, outcome: outcome)
         return (scenario, nameLine)
+    }
+
+    /// The value of a field that takes one of a few words (`then`, `outcome`): `fallback` when it is absent.
+    private static func choice<Choice: RawRepresentable & CaseIterable>(
+        _ value: Any?, key: String, default fallback: Choice,
+        failure: (String, String?) -> BenchScenarioFileError
+    ) throws(BenchScenarioFileError) -> Choice where Choice.RawValue == String {
+        let words = Choice.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+        guard let value else { return fallback }
+        guard let text = value as? String else { throw failure("\"\(key)\" must be \(words)", nil) }
+        guard let chosen = Choice(rawValue: text) else {
+            throw failure("\"\(key)\" must be \(words), not '\(text)'", text)
+        }
+        return chosen
     }
 
     /// The line (from 1) of the first JSON string `value` at or after `start`, which then moves past it.

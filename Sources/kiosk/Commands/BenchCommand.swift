@@ -65,9 +65,7 @@ struct BenchCommand: AsyncParsableCommand {
     var logLevel = "info"
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("Unknown --log-level '\(logLevel)'.")
-        }
+        _ = try StandardErrorLogging.level(logLevel)
         let configuration = try benchConfiguration()
         do {
             try configuration.validate()
@@ -100,12 +98,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        StandardErrorLogging.bootstrap(level: try StandardErrorLogging.level(logLevel))
         let configuration = try benchConfiguration()
         let server: BenchServer
         do {

@@ -162,19 +162,12 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("Unknown --log-level '\(logLevel)'.")
-        }
+        _ = try StandardErrorLogging.level(logLevel)
         _ = try resolvedConfiguration()
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        StandardErrorLogging.bootstrap(level: try StandardErrorLogging.level(logLevel))
         let logger = Logger(label: "kiosk")
         let server = try await KioskHTTPServer(configuration: try resolvedConfiguration(), logger: logger)
         try await server.run(gracefulShutdownSignals: [.sigterm, .sigint], reloadOnSIGHUP: true) { address, _ in
