@@ -215,6 +215,21 @@ struct BenchTests {
         }
     }
 
+    @Test func anExpiredURLStaysExpiredUntilItIsRenewed() async throws {
+        try await withBench { bench, folder in
+            #expect(try await bench.send("GET", "/s/expired-url/big.bin?run=e").body.count == 102_400)
+            let resume = [("Range", "bytes=102400-")]
+            let expired = try await bench.send("GET", "/s/expired-url/big.bin?run=e", headers: resume)
+            #expect(expired.status == 403 && expired.text.contains("Request has expired"))
+            #expect(expired.header("Content-Type") == "application/xml")
+            #expect(try await bench.send("GET", "/s/expired-url/big.bin?run=e", headers: resume).status == 403)
+            let renewed = try await bench.send("GET", "/s/expired-url/big.bin?run=e&sig=2", headers: resume)
+            #expect(renewed.status == 206 && renewed.body == folder.big[102_400...])
+            let report = try await bench.send("GET", "/s/report")
+            #expect(report.text.contains(#""faults":"expire""#))
+        }
+    }
+
     @Test func aPublicAddressNeedsTheFlagAndABadScenarioFileNamesItsLine() async throws {
         let folder = try Folder()
         defer { folder.remove() }

@@ -67,7 +67,13 @@ struct BenchRoutes: Sendable {
             }
             let run = runName(of: request, context: context)
             let place = runs.next(run: run, scenario: name, file: file)
-            let spec = scenario.faults(forRequest: place.number)
+            let query = request.uri.query ?? ""
+            var spec = scenario.faults(forRequest: place.number)
+            if runs.hasExpired(query, in: place.key) {
+                spec = FaultSpec()
+                spec?.expire = true
+            }
+            if spec?.expire == true { runs.expire(query, in: place.key) }
             context.logger.info(
                 "scenario request",
                 metadata: [

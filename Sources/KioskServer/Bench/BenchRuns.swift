@@ -43,6 +43,20 @@ final class BenchRuns: Sendable {
         return Request(key: key, number: number, seed: requestSeed(key, number: number))
     }
 
+    /// Whether `query` was answered as expired (`expire`) in `key`'s sequence: a URL that expired stays expired,
+    /// and only a renewed one (another query) works.
+    func hasExpired(_ query: String, in key: BenchSequence.Key) -> Bool {
+        sequences.withLockedValue { $0[key]?.expiredQueries.contains(query) ?? false }
+    }
+
+    /// Records that `query` expired in `key`'s sequence.
+    func expire(_ query: String, in key: BenchSequence.Key) {
+        sequences.withLockedValue { sequences in
+            guard sequences[key] != nil, sequences[key]!.expiredQueries.count < Self.recordsPerSequence else { return }
+            sequences[key]!.expiredQueries.insert(query)
+        }
+    }
+
     /// Records what a request got, once its answer is out.
     func record(_ record: BenchRequestRecord, for key: BenchSequence.Key) {
         sequences.withLockedValue { sequences in
@@ -97,6 +111,8 @@ struct BenchSequence: Sendable {
     var records: [BenchRequestRecord] = []
     /// What the client says it ended with, if it said.
     var clientOutcome: BenchClientOutcome?
+    /// The queries answered as expired: they stay expired.
+    var expiredQueries: Set<String> = []
 }
 
 /// What one request of a sequence asked for and got.

@@ -94,6 +94,11 @@ public struct BenchScenarios: Sendable {
                 + "closes: a client that stops at the Content-Length has 90 % of the file.",
             ["length-lie=long"]),
         make(
+            "expired-url",
+            "Cut at half; the resume finds the URL expired (403, as an object store's presigned URL past its "
+                + "expiry), and the same URL stays expired: only a renewed URL (another query string) works.",
+            ["cut=50%", "expire"]),
+        make(
             "redirect-origin",
             "Cut at half; the resume is redirected (307) to another origin, as to a CDN. A client must not follow a "
                 + "redirect to another origin in the middle of a download: the right outcome is an error.",

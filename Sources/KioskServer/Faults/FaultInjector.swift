@@ -99,7 +99,7 @@ public final class FaultInjector: Sendable {
             case .corrupt: spec.corrupt = .random
             case .firstByte: spec.firstByte = .milliseconds(Int64.random(in: 100...1000, using: &random))
             case .errorPage, .node, .noContentRange, .rangeOffByOne, .refuseRange, .reset, .trickle, .redirect,
-                .lengthLie:
+                .lengthLie, .expire:
                 preconditionFailure("chaos draws from FaultKind.recoverable only")
             }
             return spec

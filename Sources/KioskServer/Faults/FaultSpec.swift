@@ -37,6 +37,8 @@ public enum FaultKind: String, Sendable, CaseIterable, Codable {
     case redirect
     /// Announce a `Content-Length` longer or shorter than the body, then close the connection.
     case lengthLie = "length_lie"
+    /// Answer 403 as an expired presigned URL does.
+    case expire
 
     /// The kinds `chaos` chooses from: the faults a correct resuming client always recovers from, with no help.
     public static let recoverable: [FaultKind] = [
@@ -152,6 +154,8 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     public var redirect: Redirect?
     /// Announce a wrong `Content-Length` (`length-lie=short`, `length-lie=long`).
     public var lengthLie: LengthLie?
+    /// Answer 403 as an expired presigned URL does (`expire`).
+    public var expire = false
     /// The share of content requests the spec applies to, 0 to 1 (`p=`; 1 when not given).
     public var probability: Double = 1
 
@@ -251,6 +255,9 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
                 let bytes = try Self.parseSize(String(pieces[0]), for: name)
                 guard bytes > 0 else { throw FaultSpecError("'trickle' needs at least one byte at a time") }
                 trickle = Trickle(bytes: bytes, pause: try Self.parseDuration(String(pieces[1]), for: name))
+            case "expire":
+                try Self.checkNoValue(value, name)
+                expire = true
             case "length-lie":
                 try Self.checkUnset(lengthLie == nil, name)
                 let text = try Self.required(value, name).lowercased()
@@ -312,6 +319,7 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         if trickle != nil { kinds.append(.trickle) }
         if redirect != nil { kinds.append(.redirect) }
         if lengthLie != nil { kinds.append(.lengthLie) }
+        if expire { kinds.append(.expire) }
         return kinds
     }
 
@@ -342,6 +350,7 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         if let trickle { items.append("trickle=\(trickle.bytes)/\(Self.format(trickle.pause))") }
         if let redirect { items.append("redirect=\(redirect.rawValue)") }
         if let lengthLie { items.append("length-lie=\(lengthLie.rawValue)") }
+        if expire { items.append("expire") }
         if let cut { items.append("cut=\(Self.format(cut))") }
         if probability < 1 { items.append("p=\(probability)") }
         return items.isEmpty ? "none" : items.joined(separator: ";")

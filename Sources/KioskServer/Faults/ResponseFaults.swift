@@ -29,8 +29,8 @@ struct ResponseFaults {
         self.logger = logger
     }
 
-    /// Waits for `first-byte`, then resets the connection on `channel`, or answers the injected status, error page
-    /// or redirect, if the spec asks (nil: go on answering the content).
+    /// Waits for `first-byte`, then resets the connection on `channel`, or answers the injected status, error page,
+    /// expiry or redirect, if the spec asks (nil: go on answering the content).
     func beforeResponse(to request: Request, channel: any Channel) async throws -> Response? {
         if let delay = spec.firstByte {
             record(.firstByte, ["delay": "\(FaultSpec.format(delay))"])
@@ -49,6 +49,10 @@ struct ResponseFaults {
         if spec.errorPage {
             record(.errorPage, [:])
             return Self.errorPage
+        }
+        if spec.expire {
+            record(.expire, [:])
+            return Self.expired
         }
         if let redirect = spec.redirect {
             record(.redirect, ["to": "\(redirect.rawValue)"])
@@ -138,6 +142,16 @@ struct ResponseFaults {
         }
         let location = "http://\(target)\(request.uri.description)"
         return Response(status: .temporaryRedirect, headers: [.location: location, .cacheControl: "no-store"])
+    }
+
+    /// The answer of `expire`: what an object store sends for a presigned URL past its expiry (403, an XML error).
+    static var expired: Response {
+        let xml =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error><Code>AccessDenied</Code>"
+            + "<Message>Request has expired</Message></Error>\n"
+        return Response(
+            status: .forbidden, headers: [.contentType: "application/xml", .cacheControl: "no-store"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: xml)))
     }
 
     /// The page of `error-page`: what a captive portal, a proxy or a CDN sends with status 200 when it cannot reach

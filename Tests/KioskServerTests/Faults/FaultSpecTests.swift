@@ -308,13 +308,14 @@ struct FaultSpecFieldTests {
         let lie = try FaultSpec(parsing: "length-lie=long")
         #expect(lie.lengthLie == .long && lie.altersBodyStream && lie.kinds == [.lengthLie])
         #expect(try FaultSpec(parsing: lie.description) == lie)
+        #expect(try FaultSpec(parsing: "expire").kinds == [.expire])
         #expect(!spec.altersBodyStream)
     }
 
     @Test(arguments: [
         "node", "node=0", "node=10", "node=2/strong", "node=x", "error-page=1", "reset=now",
         "no-content-range;range-off-by-one", "node=1;node=2", "trickle", "trickle=0/1s", "trickle=1k", "trickle=1k/x",
-        "redirect", "redirect=cdn", "redirect=loop;redirect=origin", "length-lie", "length-lie=maybe",
+        "redirect", "redirect=cdn", "redirect=loop;redirect=origin", "length-lie", "length-lie=maybe", "expire=1s",
     ])
     func mistakesAreRefused(text: String) {
         #expect(throws: FaultSpecError.self) { try FaultSpec(parsing: text) }
