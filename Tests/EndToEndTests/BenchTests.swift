@@ -261,12 +261,9 @@ struct BenchTests {
     }
 
     @Test func theVerdictSaysHowEachClientCoped() async throws {
-        let folder = try Folder()
-        defer { folder.remove() }
-        let reportFile = folder.root.appendingPathComponent("verdict.json")
-        let fileSHA = Self.hexSHA256(folder.big)
-        try await ServeProcess.bench(folder: folder.served, arguments: ["--report", reportFile.path]) {
-            (bench: ServeProcess) async throws in
+        // Stopped, the bench writes the verdict below and exits with 1: not every run passed.
+        let written = try await reportOfBench(exiting: 1) { bench, folder in
+            let fileSHA = Self.hexSHA256(folder.big)
             func said(_ run: String, _ scenario: String, _ body: String) async throws -> Int {
                 try await bench.send("PUT", "/s/\(scenario)/big.bin?run=\(run)", body: Data(body.utf8)).status
             }
@@ -314,22 +311,13 @@ struct BenchTests {
             #expect(try entry("quitter")["verdict"] as? String == "fail")
             #expect(try entry("silent")["verdict"] as? String == "unknown")
             #expect(json["pass"] as? Bool == false && json["passed"] as? Int == 2 && json["failed"] as? Int == 2)
-            // Stopped, the bench writes the same verdict and exits with 1: not every run passed.
-            bench.terminate()
-            #expect(try await bench.exitStatus(within: .seconds(30)) == 1)
         }
-        let written = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: reportFile)) as? [String: Any])
         #expect((written["runs"] as? [Any])?.count == 5 && written["pass"] as? Bool == false)
     }
 
     @Test func aBenchWhoseRunsAllPassExitsWithZero() async throws {
-        let folder = try Folder()
-        defer { folder.remove() }
-        let reportFile = folder.root.appendingPathComponent("verdict.json")
-        let fileSHA = Self.hexSHA256(folder.big)
-        try await ServeProcess.bench(folder: folder.served, arguments: ["--report", reportFile.path]) {
-            (bench: ServeProcess) async throws in
+        let written = try await reportOfBench(exiting: 0) { bench, folder in
+            let fileSHA = Self.hexSHA256(folder.big)
             let output = folder.root.appendingPathComponent("out.bin")
             let url = "http://127.0.0.1:\(bench.port)/s/cut-twice/big.bin?run=ci"
             var status: Int32 = -1
@@ -340,14 +328,27 @@ struct BenchTests {
             let put = try await bench.send(
                 "PUT", "/s/cut-twice/big.bin?run=ci", body: Data(#"{"sha256": "\#(fileSHA)"}"#.utf8))
             #expect(put.status == 204)
-            bench.terminate()
-            #expect(try await bench.exitStatus(within: .seconds(30)) == 0)
         }
-        let written = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: reportFile)) as? [String: Any])
         let run = try #require((written["runs"] as? [[String: Any]])?.first)
         #expect(run["verdict"] as? String == "pass" && run["restarts_from_zero"] as? Int == 0)
         #expect(run["bytes_sent_over_file_size"] as? Double == 1.0)
+    }
+
+    /// Runs `body` against `kiosk bench --report FILE` on a fresh folder, stops the bench (`SIGTERM`), expects it
+    /// to exit with `exitStatus`, and gives the report it wrote.
+    private func reportOfBench(
+        exiting exitStatus: Int32, _ body: (ServeProcess, Folder) async throws -> Void
+    ) async throws -> [String: Any] {
+        let folder = try Folder()
+        defer { folder.remove() }
+        let reportFile = folder.root.appendingPathComponent("verdict.json")
+        try await ServeProcess.bench(folder: folder.served, arguments: ["--report", reportFile.path]) {
+            (bench: ServeProcess) async throws in
+            try await body(bench, folder)
+            bench.terminate()
+            #expect(try await bench.exitStatus(within: .seconds(30)) == exitStatus)
+        }
+        return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: reportFile)) as? [String: Any])
     }
 
     /// Runs curl with `arguments` and gives its exit status.
