@@ -272,6 +272,12 @@ public struct KioskHTTPServer: Sendable {
         return roots
     }
 
+    /// The `http://host:port` a server bound to `host` and `port` is reached at (an IPv6 address in brackets), as
+    /// `onListening` gives it.
+    static func listeningURL(host: String, port: Int) -> String {
+        "http://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+    }
+
     /// The length of the listening socket's queue of connections not yet accepted (nginx on Linux: 511).
     static let listenBacklog = 4096
 
@@ -315,8 +321,7 @@ public struct KioskHTTPServer: Sendable {
                 address: .hostname(host, port: configuration.port), serverName: nil, backlog: Self.listenBacklog),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
-                let shownHost = host.contains(":") ? "[\(host)]" : host
-                await onListening("http://\(shownHost):\(port)", port)
+                await onListening(Self.listeningURL(host: host, port: port), port)
             },
             eventLoopGroupProvider: .shared(eventLoops),
             logger: logger)

@@ -41,11 +41,15 @@ struct BenchRoutes: Sendable {
     /// The verdict on every run so far.
     func report() async -> BenchReport {
         var entries: [BenchReport.Entry] = []
+        // Each file looked up once, however many runs fetched it.
+        var files: [String: (size: Int64, sha256: String)?] = [:]
         for (key, sequence) in runs.all {
-            let opened = try? await folder.file(at: key.file)
-            let file = opened.map { (size: $0.representation.length, sha256: $0.file.sha256) }
+            if files[key.file] == nil {
+                let opened = try? await folder.file(at: key.file)
+                files[key.file] = .some(opened.map { (size: $0.representation.length, sha256: $0.file.sha256) })
+            }
             let expected = scenarios[key.scenario]?.outcome ?? .bytes
-            entries.append(BenchReport.entry(key, sequence, expected: expected, file: file ?? nil))
+            entries.append(BenchReport.entry(key, sequence, expected: expected, file: files[key.file] ?? nil))
         }
         return BenchReport(runs: entries)
     }
@@ -67,13 +71,16 @@ struct BenchRoutes: Sendable {
             }
             let run = runName(of: request, context: context)
             let place = runs.next(run: run, scenario: name, file: file)
+            // A URL that expired stays expired, whatever the step: only a renewed one (another query) goes on.
             let query = request.uri.query ?? ""
             var spec = scenario.faults(forRequest: place.number)
             if runs.hasExpired(query, in: place.key) {
-                spec = FaultSpec()
-                spec?.expire = true
+                var expired = FaultSpec()
+                expired.expire = true
+                spec = expired
+            } else if spec?.expire == true {
+                runs.expire(query, in: place.key)
             }
-            if spec?.expire == true { runs.expire(query, in: place.key) }
             context.logger.info(
                 "scenario request",
                 metadata: [

@@ -56,6 +56,8 @@ public struct BenchServer: Sendable {
     private let routes: BenchRoutes
     private let metrics: ServerMetrics
     private let logger: Logger
+    /// The timeouts and limits the bench shares with `kiosk serve`'s defaults.
+    private static let defaults = ServerConfiguration()
     /// The seed in use (the configuration's, or the one drawn).
     public let seed: UInt64
 
@@ -70,7 +72,7 @@ public struct BenchServer: Sendable {
             throw Failure(description: error.description)
         }
         let seed = configuration.seed ?? UInt64.random(in: .min ... .max)
-        let defaults = ServerConfiguration()
+        let defaults = Self.defaults
         let metrics = ServerMetrics()
         let router = Router(context: KioskRequestContext.self)
         router.add(middleware: RequestIDMiddleware())
@@ -109,7 +111,7 @@ public struct BenchServer: Sendable {
                 metadata: ["host": "\(host)"])
         }
         logger.info("bench", metadata: ["folder": "\(configuration.folder)", "seed": "\(seed)"])
-        let defaults = ServerConfiguration()
+        let defaults = Self.defaults
         let readTimeout = defaults.requestReadTimeout
         let metrics = self.metrics
         let app = Application(
@@ -127,8 +129,7 @@ public struct BenchServer: Sendable {
                 backlog: KioskHTTPServer.listenBacklog),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
-                let shownHost = host.contains(":") ? "[\(host)]" : host
-                await onListening("http://\(shownHost):\(port)", port)
+                await onListening(KioskHTTPServer.listeningURL(host: host, port: port), port)
             },
             eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton),
             logger: logger)
