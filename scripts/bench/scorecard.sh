@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The scorecard of real download clients against `kiosk bench`'s built-in scenarios (issue #33): how curl, wget,
-# aria2c and a plain Python `requests` resume loop cope with the faults of the field.
+# aria2c, a plain Python `requests` resume loop and `kiosk get URL` cope with the faults of the field.
 #
 #   scripts/bench/scorecard.sh                 # prints the table and writes it to bench-out/scorecard.md
 #
@@ -10,13 +10,15 @@
 #   2. starts `kiosk bench` on it on a free loopback port, with a fixed seed;
 #   3. for each client and each built-in scenario, runs the client's resume loop: at most SCORECARD_ATTEMPTS (6)
 #      attempts, each under a 60 s limit, one second apart, as `until client …; do sleep 1; done` would, under
-#      the run `<client>`;
+#      the run `<client>`, each attempt with a renewed URL (`&attempt=N`, as an app asks its backend for a fresh
+#      signed URL). `kiosk get` retries by itself: its loop goes on only when it exits with 75 (stopped with the
+#      bytes kept: run again to resume), not on 1 (a failure that running again does not fix);
 #   4. tells the bench what the client ended with (`PUT /s/<scenario>/<file>`: the SHA-256 of the file it saved when
 #      its last attempt succeeded, otherwise its error), reads the verdict (`GET /s/report`) and prints, per
 #      scenario and client, pass or FAIL with the bytes sent over the file's size and the restarts from zero.
 #
 # Environment: KIOSK_BIN, SCORECARD_SIZE (1048576), SCORECARD_ATTEMPTS (6), SCORECARD_OUT (bench-out/scorecard.md),
-# SCORECARD_CLIENTS ("curl wget aria2c requests").
+# SCORECARD_CLIENTS ("curl wget aria2c requests kiosk-get").
 set -euo pipefail
 LOG_TAG=scorecard
 source "$(dirname "$0")/../reliability/common.sh"
@@ -25,7 +27,7 @@ trap cleanup EXIT
 SIZE="${SCORECARD_SIZE:-1048576}"
 ATTEMPTS="${SCORECARD_ATTEMPTS:-6}"
 OUT_FILE="${SCORECARD_OUT:-bench-out/scorecard.md}"
-CLIENTS="${SCORECARD_CLIENTS:-curl wget aria2c requests}"
+CLIENTS="${SCORECARD_CLIENTS:-curl wget aria2c requests kiosk-get}"
 FILE_NAME="level-7.pak"
 VERSIONS=""
 
@@ -67,6 +69,7 @@ attempt() {
     aria2c) timeout 60 aria2c -q -c --max-tries=1 --allow-overwrite=false --auto-file-renaming=false \
         -d "$(dirname "$output")" -o "$(basename "$output")" "$url" ;;
     requests) timeout 60 python3 "$REPO_ROOT/scripts/bench/clients/requests_resume.py" "$url" "$output" ;;
+    kiosk-get) timeout 60 "$KIOSK_BIN" get "$url" -o "$output" >/dev/null ;;
     *) die "unknown client $client" ;;
     esac
 }
@@ -77,6 +80,7 @@ for client in $CLIENTS; do
         wget) wget --version | head -1 | cut -d' ' -f1-3 ;;
         aria2c) aria2c --version | head -1 ;;
         requests) echo "Python $(python3 -c 'import sys; print(sys.version.split()[0])') requests $(python3 -c 'import requests; print(requests.__version__)')" ;;
+        kiosk-get) echo "kiosk get URL ($(git -C "$REPO_ROOT" rev-parse --short HEAD))" ;;
         esac)"
     VERSIONS+="- $client: $client_version"$'\n'
     for scenario in $SCENARIOS; do
@@ -84,7 +88,10 @@ for client in $CLIENTS; do
         url="$BASE/s/$scenario/$FILE_NAME?run=$client"
         status=1
         for try in $(seq 1 "$ATTEMPTS"); do
-            if attempt "$client" "$url" "$output" 2>>"$WORK_DIR/clients/$client-$scenario.err"; then status=0; break; fi
+            code=0
+            attempt "$client" "$url&attempt=$try" "$output" 2>>"$WORK_DIR/clients/$client-$scenario.err" || code=$?
+            if [[ $code -eq 0 ]]; then status=0; break; fi
+            [[ $client == kiosk-get && $code -ne 75 ]] && break
             sleep 1
         done
         if [[ $status -eq 0 && -f "$output" ]]; then
@@ -111,7 +118,7 @@ mkdir -p "$(dirname "$OUT_FILE")"
     echo
     echo "Machine: $(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo), $(nproc) CPUs, $(uname -sr)." \
         "One file of $SIZE bytes, \`kiosk bench --seed 7\` ($KIOSK_BIN), each client's resume loop at most $ATTEMPTS attempts" \
-        "(60 s each, 1 s apart). A cell: the verdict (the exact bytes at the end), the bytes sent over the file's size," \
+        "(60 s each, 1 s apart, each with a renewed URL; \`kiosk get\` runs again only when it exits with 75). A cell: the verdict (the exact bytes at the end), the bytes sent over the file's size," \
         "the restarts from zero."
     echo
     printf '%s' "$VERSIONS"

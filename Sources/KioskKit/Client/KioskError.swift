@@ -58,6 +58,14 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
     /// ``KioskClient/ensureInstalled(productID:proof:priority:)``, ``KioskClient/update(productID:proof:priority:keepingPrevious:)``)
     /// was cancelled: that wait ended, and the download goes on (``KioskClient/cancel(_:)`` is what stops it).
     case waitCancelled(productID: String)
+    /// A ``URLDownload`` was redirected to another origin (`scheme://host:port`), which a download never follows:
+    /// the bytes would come from a server the caller did not name. The bytes already on disk are kept.
+    case redirectRefused(from: String, to: String)
+    /// A ``URLDownload``'s bytes did not match the SHA-256 expected (the caller's, or else the server's
+    /// `Repr-Digest`), even after fetching them again.
+    case contentMismatch(url: String, expectedSHA256: String, actualSHA256: String)
+    /// A ``URLDownload``'s request was redirected more than `limit` times (a redirect loop).
+    case tooManyRedirects(url: String, limit: Int)
 
     /// A stable machine code for this error, e.g. `not_entitled`, `integrity`, `insufficient_storage`.
     public var code: String {
@@ -79,6 +87,9 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
         case .cacheRootInUse: "cache_root_in_use"
         case .downloadInProgress: "download_in_progress"
         case .waitCancelled: "wait_cancelled"
+        case .redirectRefused: "redirect_refused"
+        case .contentMismatch: "content_mismatch"
+        case .tooManyRedirects: "too_many_redirects"
         }
     }
 
@@ -165,6 +176,12 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
             "The download of \(productID) is on its way; cancel it first, or wait until it ends."
         case .waitCancelled(let productID):
             "The wait for \(productID) was cancelled; its download goes on."
+        case .redirectRefused(let from, let to):
+            "The server \(from) redirected the download to another origin, \(to), which a download does not follow."
+        case .contentMismatch(let url, let expected, let actual):
+            "The bytes of \(url) did not match their SHA-256 (expected \(expected), got \(actual))."
+        case .tooManyRedirects(let url, let limit):
+            "The request for \(url) was redirected more than \(limit) times (a redirect loop)."
         }
     }
 

@@ -10,11 +10,12 @@ import Glibc
 import Darwin
 #endif
 
-/// `kiosk get`: downloads a purchased product into the cache with KioskKit.
+/// `kiosk get`: downloads a purchased product into the cache with KioskKit, or a file from a plain URL
+/// (``URLDownload``, `GetCommand+URL.swift`).
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Download a purchased product and print where its content was installed.",
+        abstract: "Download a purchased product and print where its content was installed, or a file from a URL.",
         discussion: """
             Asks the server for a grant with the receipt (or StoreKit 2 signed transaction), downloads every file of the product's current version \
             with resumable range requests, verifies each file's SHA-256 (or, for a file the server cut into chunks, \
@@ -50,15 +51,52 @@ struct GetCommand: AsyncParsableCommand {
               3    not entitled: the receipt was refused or does not include this product
               1    any other failure (a server error that retries did not fix, integrity, disk full, bad arguments)
               130  interrupted with Ctrl-C: paused, run again to resume
+
+            A URL instead of a product ID (kiosk get http://127.0.0.1:8081/s/cut/big.bin -o big.bin) downloads \
+            one file that is not a product: no purchase, no receipt. The bytes go to FILE.kiosk-part (with what \
+            is known of the file in FILE.kiosk-part.json) and are resumed from there by the next run, with Range \
+            and If-Range, for the same URL (its query may change: a renewed signed URL resumes). Failures that \
+            may pass are retried (the network, 408, 429, 5xx, an HTML error page sent with status 200, a 206 that \
+            is not the range asked for, a body with a Content-Encoding that was not asked for); a file that \
+            changed on the server during the download is started over, never stitched. The file is moved to FILE \
+            only once its SHA-256 matches --sha256, or else the server's Repr-Digest (without either, its length \
+            is all that is checked, and standard error says so). A redirect to another origin is refused.
+
+              kiosk get https://cdn.example.com/levels/level-7.pak -o level-7.pak --sha256 9f86d08…
+
+            Exit codes for a URL: 0 saved (the path is printed), 75 stopped with the bytes kept (retries used up, \
+            or the URL refused with 401, 403 or 410, as a signed URL that expired: run again, with a renewed URL, \
+            to resume), 1 any other failure (no wrong file is left at FILE), 130 interrupted with Ctrl-C.
             """
     )
 
-    @Argument(help: "The product to download, e.g. com.example.kiosk.magazine.2026-11.")
+    @Argument(
+        help: "The product to download, e.g. com.example.kiosk.magazine.2026-11, or an http(s):// URL of a file.")
     var productID: String
 
-    @Option(help: ArgumentHelp("A file holding the base64 receipt or a signed transaction (JWS), or - for standard input.",
-                               valueName: "file"))
-    var receipt: String
+    @Option(
+        help: ArgumentHelp(
+            "A file holding the base64 receipt or a signed transaction (JWS), or - for standard input (products only).",
+            valueName: "file"))
+    var receipt: String?
+
+    @Option(
+        name: [.short, .customLong("output")],
+        help: ArgumentHelp("Where to save a URL's file (default: the URL's last path component, here).", valueName: "file"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("The SHA-256 a URL's file must have (hex), checked instead of the server's Repr-Digest.",
+                               valueName: "hex"))
+    var sha256: String?
+
+    @Option(help: ArgumentHelp("For a URL: the idle timeout of a request, in seconds.", valueName: "seconds"))
+    var timeout: Double = 60
+
+    @Option(
+        help: ArgumentHelp(
+            "For a URL: how many failures in a row end the download (bytes written start the count over).",
+            valueName: "n"))
+    var attempts: Int = 8
 
     @Option(help: "The Kiosk server.")
     var server: String = KioskClient.defaultServerURL.absoluteString
@@ -84,6 +122,14 @@ struct GetCommand: AsyncParsableCommand {
     var allowInsecureHTTP = false
 
     func run() async throws {
+        if let url = fileURL {
+            try await runURL(url)
+            return
+        }
+        guard output == nil, sha256 == nil else {
+            throw ValidationError("--output and --sha256 are for a URL; a product is installed in the cache.")
+        }
+        guard let receipt else { throw ValidationError("A product needs --receipt (or a URL instead of a product ID).") }
         guard let serverURL = URL(string: server), serverURL.scheme != nil else {
             throw ValidationError("'\(server)' is not a URL.")
         }
@@ -93,7 +139,7 @@ struct GetCommand: AsyncParsableCommand {
         guard (1...64).contains(connectionsPerFile) else {
             throw ValidationError("--connections-per-file must be between 1 and 64 (got \(connectionsPerFile)).")
         }
-        let proof = try readProof()
+        let proof = try readProof(receipt)
         let root = cache.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? CacheLayout.defaultRoot
         var configuration = KioskClient.Configuration()
         configuration.allowsInsecureHTTP = allowInsecureHTTP
@@ -154,19 +200,19 @@ struct GetCommand: AsyncParsableCommand {
     }
 
     /// Whether Ctrl-C was pressed.
-    private static let interrupted = Atomic<Bool>(false)
+    static let interrupted = Atomic<Bool>(false)
 
     /// Whether the process is already on its way out.
     private static let exiting = Atomic<Bool>(false)
 
     /// Exits with `code`, once: the interrupt handler's two paths to the exit may both get there.
-    private static func exitOnce(_ code: Int32) {
+    static func exitOnce(_ code: Int32) {
         guard !exiting.exchange(true, ordering: .sequentiallyConsistent) else { return }
         Foundation.exit(code)
     }
 
     /// The proof in the file: a compact JWS (three base64url parts) is a signed transaction, anything else a receipt.
-    private func readProof() throws -> PurchaseProof {
+    private func readProof(_ receipt: String) throws -> PurchaseProof {
         let data: Data
         if receipt == "-" {
             data = FileHandle.standardInput.readDataToEndOfFile()
@@ -258,6 +304,22 @@ final class ProgressRenderer: Sendable {
             state.setDirty(true)
         } else {
             guard state.shouldDraw(now: now, interval: 1) else { return }
+            write("\(line)\n")
+        }
+    }
+
+    /// Draws the progress of a download that knows only its bytes (`bytesExpected` nil until the server said).
+    func render(bytesWritten: Int64, bytesExpected: Int64?) {
+        guard state.shouldDraw(now: Date(), interval: isTerminal ? 0.1 : 1) else { return }
+        var line = Self.bytes(bytesWritten)
+        if let bytesExpected, bytesExpected > 0 {
+            let percent = Double(bytesWritten) / Double(bytesExpected) * 100
+            line = String(format: "%3.0f%%  ", percent) + line + " / " + Self.bytes(bytesExpected)
+        }
+        if isTerminal {
+            write("\r\u{1B}[2K\(line)")
+            state.setDirty(true)
+        } else {
             write("\(line)\n")
         }
     }
