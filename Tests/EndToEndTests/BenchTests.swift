@@ -1,5 +1,7 @@
+import CompressNIO
 import Crypto
 import Foundation
+import NIOCore
 import Testing
 
 /// `kiosk bench`, the real binary on a loopback port, serving a folder of the test's with no purchase: content's
@@ -332,6 +334,144 @@ struct BenchTests {
         let run = try #require((written["runs"] as? [[String: Any]])?.first)
         #expect(run["verdict"] as? String == "pass" && run["restarts_from_zero"] as? Int == 0)
         #expect(run["bytes_sent_over_file_size"] as? Double == 1.0)
+    }
+
+    /// `bytes-changed`: cut at half, then the file has changed for good. The resume's 206 is a range of the new
+    /// version (every byte XOR 0x5A) with its own validators and digest, whatever its If-Range says; the
+    /// preconditions hold against the new validators.
+    @Test func aFileThatChangedForGoodAnswersTheNewVersionsRange() async throws {
+        try await withBench { bench, folder in
+            let changed = Data(folder.big.map { $0 ^ 0x5A })
+            let changedSHA = Self.sha256(changed)
+            let path = "/s/bytes-changed/big.bin?run=raw"
+            let first = try await bench.send("GET", path)
+            #expect(first.status == 200 && first.body == folder.big.prefix(102_400))
+            let tag = try #require(first.header("ETag"))
+            let lastModified = try #require(first.header("Last-Modified"))
+            let resume = [("Range", "bytes=102400-"), ("If-Range", tag)]
+            let resumed = try await bench.send("GET", path, headers: resume)
+            #expect(resumed.status == 206 && resumed.body == changed[102_400...])
+            #expect(resumed.header("Content-Range") == "bytes 102400-204799/204800")
+            #expect(resumed.header("Content-Length") == "102400")
+            let newTag = try #require(resumed.header("ETag"))
+            #expect(newTag != tag && newTag == "\"\(Self.hexSHA256(changed))\"")
+            #expect(resumed.header("Repr-Digest") == "sha-256=:\(changedSHA.base64EncodedString()):")
+            #expect(resumed.header("Last-Modified").map { $0 != lastModified } == true)
+            // Every later answer is the new version: whole, ranged, and against its own validators.
+            #expect(try await bench.send("GET", path).body == changed)
+            let middle = try await bench.send("GET", path, headers: [("Range", "bytes=1000-1999")])
+            #expect(middle.status == 206 && middle.body == changed[1000..<2000])
+            #expect(try await bench.send("GET", path, headers: [("If-Match", tag)] + resume).status == 412)
+            #expect(try await bench.send("GET", path, headers: [("If-None-Match", newTag)]).status == 304)
+            let list = try await bench.send("GET", "/s/")
+            #expect(list.text.contains(#""outcome":"new-bytes-or-error""#))
+        }
+    }
+
+    /// `bytes-changed` with curl: `curl -C -` appends the new version's second half to the old first half, a mix the
+    /// report fails; a client that fetches the changed file whole passes, and so does one that gives up.
+    @Test func curlStitchingTheNewVersionOntoTheOldFails() async throws {
+        try await withBench { bench, folder in
+            let changed = Data(folder.big.map { $0 ^ 0x5A })
+            func url(_ run: String) -> String { "http://127.0.0.1:\(bench.port)/s/bytes-changed/big.bin?run=\(run)" }
+            func said(_ run: String, _ body: String) async throws -> Int {
+                try await bench.send("PUT", "/s/bytes-changed/big.bin?run=\(run)", body: Data(body.utf8)).status
+            }
+            // curl -C -: cut, then resumed with the new version's range, which it appends.
+            let stitched = folder.root.appendingPathComponent("stitched.bin")
+            var status: Int32 = -1
+            for _ in 0..<8 where status != 0 {
+                status = try await Self.curl(["-sS", "-f", "-C", "-", "-o", stitched.path, url("stitcher")])
+            }
+            let mix = try Data(contentsOf: stitched)
+            #expect(status == 0 && mix == folder.big.prefix(102_400) + changed[102_400...])
+            #expect(try await said("stitcher", #"{"sha256": "\#(Self.hexSHA256(mix))"}"#) == 204)
+            // A fresh download after the cut (no -C): the new version whole.
+            let whole = folder.root.appendingPathComponent("whole.bin")
+            #expect(try await Self.curl(["-sS", "-f", "-o", whole.path, url("fresh")]) != 0)
+            #expect(try await Self.curl(["-sS", "-f", "-o", whole.path, url("fresh")]) == 0)
+            #expect(try Data(contentsOf: whole) == changed)
+            #expect(try await said("fresh", #"{"sha256": "\#(Self.hexSHA256(changed))"}"#) == 204)
+            // One that notices the change and gives up.
+            _ = try await bench.send("GET", "/s/bytes-changed/big.bin?run=quitter")
+            #expect(try await said("quitter", #"{"error": "the file changed"}"#) == 204)
+
+            let report = try await bench.send("GET", "/s/report")
+            let json = try #require(try JSONSerialization.jsonObject(with: report.body) as? [String: Any])
+            let runs = try #require(json["runs"] as? [[String: Any]])
+            func entry(_ run: String) throws -> [String: Any] {
+                try #require(runs.first { $0["run"] as? String == run })
+            }
+            let stitcher = try entry("stitcher")
+            #expect(stitcher["verdict"] as? String == "fail" && stitcher["expected"] as? String == "new-bytes-or-error")
+            #expect(stitcher["changed_sha256"] as? String == Self.hexSHA256(changed))
+            #expect(stitcher["file_sha256"] as? String == Self.hexSHA256(folder.big))
+            #expect((stitcher["reasons"] as? [String])?.first?.contains("neither the new version's") == true)
+            let requests = try #require(stitcher["requests"] as? [[String: Any]])
+            #expect(requests.map { $0["faults"] as? String } == ["cut=50%", "changed"])
+            #expect(requests.map { $0["status"] as? Int } == [200, 206])
+            #expect(try entry("fresh")["verdict"] as? String == "pass")
+            #expect(try entry("quitter")["verdict"] as? String == "pass")
+        }
+    }
+
+    /// `gzip-range`: cut at half; the resumed 206 comes gzipped, with the `Content-Range` of the uncompressed range
+    /// and no `Content-Length` (chunked), and gunzips to exactly that range; the next request has no fault.
+    @Test func aResumedRangeComesGzipped() async throws {
+        try await withBench { bench, folder in
+            let path = "/s/gzip-range/big.bin?run=raw"
+            #expect(try await bench.send("GET", path).body == folder.big.prefix(102_400))
+            let resume = [("Range", "bytes=102400-")]
+            let gzipped = try await bench.send("GET", path, headers: resume)
+            #expect(gzipped.status == 206 && gzipped.header("Content-Encoding") == "gzip")
+            #expect(gzipped.header("Content-Range") == "bytes 102400-204799/204800")
+            #expect(gzipped.header("Content-Length") == nil && gzipped.header("Transfer-Encoding") == "chunked")
+            var compressed = ByteBuffer(bytes: gzipped.body)
+            #expect(Data(try compressed.decompress(with: .gzip()).readableBytesView) == folder.big[102_400...])
+            #expect(gzipped.body != folder.big[102_400...])
+            let plain = try await bench.send("GET", path, headers: resume)
+            #expect(
+                plain.status == 206 && plain.header("Content-Encoding") == nil && plain.body == folder.big[102_400...])
+            // A whole answer under the fault is gzipped the same way.
+            let whole = try await bench.send("GET", "/big.bin", headers: [("Kiosk-Fault", "gzip-range")])
+            var body = ByteBuffer(bytes: whole.body)
+            #expect(whole.status == 200 && whole.header("Content-Encoding") == "gzip")
+            #expect(Data(try body.decompress(with: .gzip()).readableBytesView) == folder.big)
+        }
+    }
+
+    /// `gzip-range` with curl: without `--compressed` it appends the gzip bytes to the first half and reports
+    /// success with a wrong file, which the report fails; with `--compressed` it decodes them and passes.
+    @Test func curlAppendingAGzippedRangeEndsWithAWrongFile() async throws {
+        try await withBench { bench, folder in
+            func resumeLoop(_ run: String, _ options: [String]) async throws -> Data {
+                let output = folder.root.appendingPathComponent("\(run).bin")
+                let url = "http://127.0.0.1:\(bench.port)/s/gzip-range/big.bin?run=\(run)"
+                var status: Int32 = -1
+                for _ in 0..<8 where status != 0 {
+                    status = try await Self.curl(options + ["-sS", "-f", "-C", "-", "-o", output.path, url])
+                }
+                #expect(status == 0)
+                let saved = try Data(contentsOf: output)
+                let body = #"{"sha256": "\#(Self.hexSHA256(saved))"}"#
+                let put = try await bench.send("PUT", "/s/gzip-range/big.bin?run=\(run)", body: Data(body.utf8))
+                #expect(put.status == 204)
+                return saved
+            }
+            let appended = try await resumeLoop("plain", [])
+            #expect(appended != folder.big && appended.prefix(102_400) == folder.big.prefix(102_400))
+            #expect(appended[102_400...].prefix(2) == Data([0x1F, 0x8B]))
+            #expect(try await resumeLoop("decoder", ["--compressed"]) == folder.big)
+
+            let report = try await bench.send("GET", "/s/report")
+            let json = try #require(try JSONSerialization.jsonObject(with: report.body) as? [String: Any])
+            let runs = try #require(json["runs"] as? [[String: Any]])
+            let verdicts = Dictionary(
+                uniqueKeysWithValues: runs.compactMap { run in
+                    (run["run"] as? String).map { ($0, run["verdict"] as? String) }
+                })
+            #expect(verdicts == ["plain": "fail", "decoder": "pass"])
+        }
     }
 
     /// Runs `body` against `kiosk bench --report FILE` on a fresh folder, stops the bench (`SIGTERM`), expects it

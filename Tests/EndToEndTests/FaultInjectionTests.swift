@@ -1,6 +1,9 @@
+import CompressNIO
+import Crypto
 import Foundation
 import KioskCore
 import KioskServer
+import NIOCore
 import Testing
 
 /// Every fault of `kiosk serve --faults`, asked for per request over the wire, as a curl user would.
@@ -178,6 +181,40 @@ struct FaultInjectionTests {
             #expect(changedTag != realTag)
             #expect(EntityTag(parsing: changedTag)?.isWeak == false)
             #expect(try await fixture.injected("etag_change") == 3)
+        }
+    }
+
+    /// `changed` on a content file: another version's bytes (XOR 0x5A), strong `ETag` and `Repr-Digest` (its
+    /// SHA-256), a range of it whatever `If-Range` says, and `If-Match` evaluated against its `ETag`.
+    @Test func changedAnswersAnotherVersionOfTheFile() async throws {
+        try await withFixture { fixture in
+            let changed = Data(fixture.clean.map { $0 ^ 0x5A })
+            let digest = Data(SHA256.hash(data: changed))
+            let realTag = "\"\(fixture.sha256)\""
+            let resumed = try await fixture.faulty("changed", [("Range", "bytes=10-"), ("If-Range", realTag)])
+            #expect(resumed.status == 206 && resumed.body == changed[10...])
+            #expect(resumed.header("Content-Range") == "bytes 10-\(changed.count - 1)/\(changed.count)")
+            let tag = "\"\(digest.map { String(format: "%02x", $0) }.joined())\""
+            #expect(resumed.header("ETag") == tag)
+            #expect(resumed.header("Repr-Digest") == "sha-256=:\(digest.base64EncodedString()):")
+            #expect(try await fixture.faulty("changed").body == changed)
+            #expect(try await fixture.faulty("changed", [("If-Match", realTag)]).status == 412)
+            #expect(try await fixture.faulty("changed", [("If-None-Match", tag)]).status == 304)
+            #expect(try await fixture.get().body == fixture.clean)
+            #expect(try await fixture.injected("changed") == 4)
+        }
+    }
+
+    /// `gzip-range` on a content file: a range gzipped with its uncompressed `Content-Range`, chunked.
+    @Test func gzipRangeSendsARangeGzipped() async throws {
+        try await withFixture { fixture in
+            let ranged = try await fixture.faulty("gzip-range", [("Range", "bytes=100-")])
+            #expect(ranged.status == 206 && ranged.header("Content-Encoding") == "gzip")
+            #expect(ranged.header("Content-Range") == "bytes 100-\(fixture.clean.count - 1)/\(fixture.clean.count)")
+            #expect(ranged.header("Content-Length") == nil)
+            var body = ByteBuffer(bytes: ranged.body)
+            #expect(Data(try body.decompress(with: .gzip()).readableBytesView) == fixture.clean[100...])
+            #expect(try await fixture.injected("gzip_range") == 1)
         }
     }
 

@@ -16,13 +16,16 @@ import NIOPosix
 ///
 /// The SHA-256 of each file (its `ETag` and `Repr-Digest`) is computed the first time the file is asked for,
 /// from the open descriptor, once however many requests ask at the same time, and kept for as long as the file is
-/// the same (its ``FileIdentity``): a file that changes is hashed again.
+/// the same (its ``FileIdentity``): a file that changes is hashed again. The SHA-256 of its changed version (the
+/// fault `changed`, ``ChangedVersion``) is kept the same way, computed the first time a request under `changed`
+/// or the report asks for it.
 public final class BenchFolder: Sendable {
     /// The folder, as given.
     public let path: String
     /// The open folder, owned by this object.
     private let descriptor: CInt
     private let digests = BenchDigests()
+    private let changedDigests = ChangedDigests()
 
     /// Why the folder cannot be served.
     public struct Failure: Error, CustomStringConvertible {
@@ -64,6 +67,12 @@ public final class BenchFolder: Sendable {
             throw error
         }
         return file
+    }
+
+    /// The SHA-256 of the changed version of `file` (one of ``file(at:)``), computed on the thread pool once per
+    /// file identity.
+    func changedDigest(of file: OpenContentFile) async throws -> SHA256Digest {
+        try await changedDigests.digest(of: file)
     }
 
     /// Opens `relativePath` under the folder `root`, one component at a time without following links, and checks

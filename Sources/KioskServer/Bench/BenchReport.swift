@@ -4,7 +4,8 @@ import Foundation
 /// The bench's verdict on how each client coped with each scenario (`GET /s/report`, `kiosk bench --report`): for
 /// every run, scenario and file, the requests and what they got, the bytes sent against the file's size, the
 /// restarts from zero, whether an error page was kept as the file, and whether the client ended with the right
-/// outcome (the file's exact bytes, or a clear error for a scenario whose right outcome is an error).
+/// outcome (the file's exact bytes, a clear error for a scenario whose right outcome is an error, or either the
+/// changed version's exact bytes or a clear error for a scenario where the file changed for good).
 public struct BenchReport: Sendable, Encodable {
     /// Whether a run ended as its scenario says a correct client ends.
     public enum Verdict: String, Sendable, Encodable {
@@ -19,11 +20,14 @@ public struct BenchReport: Sendable, Encodable {
         public var run: String
         public var scenario: String
         public var file: String
-        /// What a correct client ends with: `bytes` or `error`.
+        /// What a correct client ends with: `bytes`, `error` or `new-bytes-or-error`.
         public var expected: String
         /// The file's size and SHA-256 now (nil when it is gone).
         public var fileSize: Int64?
         public var fileSHA256: String?
+        /// The SHA-256 of the version the file changed to (``ChangedVersion``), for a scenario whose right outcome
+        /// is `new-bytes-or-error` (nil otherwise, and when the file is gone).
+        public var changedSHA256: String?
         var requests: [BenchRequestRecord]
         /// The file's bytes sent over all requests (200 and 206 answers, not error pages), and that over the
         /// file's size (1.0: each byte sent once).
@@ -44,6 +48,7 @@ public struct BenchReport: Sendable, Encodable {
             case run, scenario, file, expected, requests, verdict, reasons
             case fileSize = "file_size"
             case fileSHA256 = "file_sha256"
+            case changedSHA256 = "changed_sha256"
             case bytesSent = "bytes_sent"
             case bytesSentOverFileSize = "bytes_sent_over_file_size"
             case restartsFromZero = "restarts_from_zero"
@@ -75,11 +80,11 @@ public struct BenchReport: Sendable, Encodable {
         try container.encode(isPass, forKey: .isPass)
     }
 
-    /// The verdict on one sequence, given the file as it is now (size and SHA-256, nil when it is gone) and what
-    /// the scenario says a correct client ends with.
+    /// The verdict on one sequence, given the file as it is now (size and SHA-256, nil when it is gone), what the
+    /// scenario says a correct client ends with and, for `new-bytes-or-error`, the SHA-256 of the changed version.
     static func entry(
         _ key: BenchSequence.Key, _ sequence: BenchSequence, expected: BenchScenario.Outcome,
-        file: (size: Int64, sha256: String)?
+        file: (size: Int64, sha256: String)?, changedSHA256: String? = nil
     ) -> Entry {
         let records = sequence.records
         // The file's bytes: those of 200 and 206 answers (not of error pages, nor of error envelopes).
@@ -118,16 +123,45 @@ public struct BenchReport: Sendable, Encodable {
             savedSHA256 = sha256
             verdict = .fail
             reasons.append("The client kept a file although a correct client ends with an error and no file.")
+        case (.failed(let message), .changedOrError):
+            clientError = message
+            verdict = .pass
+        case (.saved(let sha256), .changedOrError):
+            savedSHA256 = sha256
+            if let changedSHA256, sha256 == changedSHA256 {
+                verdict = .pass
+            } else {
+                verdict = .fail
+                reasons.append(Self.notTheChangedVersion(sha256, file: file, changedSHA256: changedSHA256))
+            }
         }
         let errorPageAccepted =
             verdict == .fail && savedSHA256 != nil && records.contains { $0.errorPage }
         if errorPageAccepted { reasons.append("An error page came with status 200 and the client kept what it got.") }
         return Entry(
             run: key.run, scenario: key.scenario, file: key.file, expected: expected.rawValue,
-            fileSize: file?.size, fileSHA256: file?.sha256, requests: records, bytesSent: bytesSent,
+            fileSize: file?.size, fileSHA256: file?.sha256,
+            changedSHA256: expected == .changedOrError ? changedSHA256 : nil, requests: records, bytesSent: bytesSent,
             bytesSentOverFileSize: file.flatMap { $0.size > 0 ? Double(bytesSent) / Double($0.size) : nil },
             restartsFromZero: restarts, errorPageAccepted: errorPageAccepted, savedSHA256: savedSHA256,
             clientError: clientError, verdict: verdict, reasons: reasons)
+    }
+
+    /// Why bytes saved under a file that changed for good (SHA-256 `sha256`) are not the right outcome.
+    private static func notTheChangedVersion(
+        _ sha256: String, file: (size: Int64, sha256: String)?, changedSHA256: String?
+    ) -> String {
+        guard let changedSHA256 else {
+            return "The file is gone, so the version it changed to is not known (the client saved SHA-256 \(sha256))."
+        }
+        if sha256 == file?.sha256 {
+            return "The client saved the version from before the change (SHA-256 \(sha256)), which no answer after "
+                + "the change carried, not the new one (SHA-256 \(changedSHA256))."
+        }
+        return "The client saved bytes (SHA-256 \(sha256)) that are neither the new version's (SHA-256 "
+            + "\(changedSHA256)) nor the old one's: most likely the start of the old version with the rest of the new "
+            + "one. A correct client notices the change (the ETag, Last-Modified or Repr-Digest differs) and fetches "
+            + "the new version whole, or ends with an error."
     }
 
     /// Whether a request with this `Range` asks for the file from its first byte (no range, or one from 0).

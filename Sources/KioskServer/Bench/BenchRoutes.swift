@@ -14,7 +14,8 @@ import NIOCore
 /// - `GET /s/`: the scenarios; `GET /s/report`: the verdict on every run (``BenchReport``).
 ///
 /// Files are answered by ``RangeResponder`` as content is: the same preconditions, ranges, validators (`ETag` is
-/// the SHA-256) and `Repr-Digest`.
+/// the SHA-256) and `Repr-Digest`; under `changed`, those of the file's changed version (``ChangedVersion``), whose
+/// SHA-256 the folder computes once per file identity.
 struct BenchRoutes: Sendable {
     let folder: BenchFolder
     let scenarios: BenchScenarios
@@ -41,15 +42,28 @@ struct BenchRoutes: Sendable {
     /// The verdict on every run so far.
     func report() async -> BenchReport {
         var entries: [BenchReport.Entry] = []
-        // Each file looked up once, however many runs fetched it.
+        // Each file looked up once, however many runs fetched it, and its changed version's digest (cached by the
+        // folder) asked for once, for the runs of a scenario where the file changed for good.
         var files: [String: (size: Int64, sha256: String)?] = [:]
+        var changed: [String: String?] = [:]
         for (key, sequence) in runs.all {
-            if files[key.file] == nil {
-                let opened = try? await folder.file(at: key.file)
-                files[key.file] = .some(opened.map { (size: $0.representation.length, sha256: $0.file.sha256) })
-            }
             let expected = scenarios[key.scenario]?.outcome ?? .bytes
-            entries.append(BenchReport.entry(key, sequence, expected: expected, file: files[key.file] ?? nil))
+            let needsChanged = expected == .changedOrError && changed[key.file] == nil
+            if files[key.file] == nil || needsChanged {
+                let opened = try? await folder.file(at: key.file)
+                if files[key.file] == nil {
+                    files[key.file] = .some(opened.map { (size: $0.representation.length, sha256: $0.file.sha256) })
+                }
+                if needsChanged {
+                    var digest: SHA256Digest?
+                    if let opened { digest = try? await folder.changedDigest(of: opened) }
+                    changed[key.file] = .some(digest?.hexString)
+                }
+            }
+            entries.append(
+                BenchReport.entry(
+                    key, sequence, expected: expected, file: files[key.file] ?? nil,
+                    changedSHA256: changed[key.file] ?? nil))
         }
         return BenchReport(runs: entries)
     }
@@ -110,7 +124,7 @@ struct BenchRoutes: Sendable {
         _ isHead: Bool, _ context: KioskRequestContext
     ) async throws -> Response {
         guard let file = try await folder.file(at: path) else { throw APIError.notFound(Self.noSuchFile) }
-        let resource = RangeResponder.Resource(
+        var resource = RangeResponder.Resource(
             representation: file.representation, entityTagHeader: file.entityTagHeader,
             lastModifiedHeader: file.lastModifiedHeader, extraHeaders: file.extraHeaders,
             contentType: file.contentType, noun: "file", answersMultipleRanges: true,
@@ -122,6 +136,9 @@ struct BenchRoutes: Sendable {
         }
         if let status = try await responseFaults?.beforeResponse(to: request, channel: context.channel) {
             return status
+        }
+        if responseFaults?.spec.changed == true {
+            resource.changedDigest = try await folder.changedDigest(of: file)
         }
         return try responder.respond(
             to: request, isHead: isHead, resource: resource, faults: responseFaults, channel: context.channel)

@@ -18,6 +18,10 @@ public struct BenchScenario: Sendable, Equatable {
         case bytes
         /// A clear error, and no file: the bytes it would get are not the file's.
         case error
+        /// Either the exact bytes of the version the file changed to (the fault `changed`: the client noticed the
+        /// change, threw away what it had and fetched the new version whole) or a clear error; never a mix of the
+        /// two versions.
+        case changedOrError = "new-bytes-or-error"
     }
 
     /// The name in `/s/<name>/<path>`: letters, digits, `-`, `_` and `.`, not starting with `.`, not `report`.

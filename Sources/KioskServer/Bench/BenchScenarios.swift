@@ -29,7 +29,7 @@ public struct BenchScenarios: Sendable {
 
     /// The built-in scenarios: the faults of the field, most of them followed by requests that work, so that a
     /// client that resumes and checks what it gets ends with the file's exact bytes; for the redirects the right
-    /// outcome is an error.
+    /// outcome is an error, and for a file that changed for good the new version's bytes or an error.
     public static let builtIn: [BenchScenario] = [
         make("none", "No fault: the file as it is (and how to reach a top-level folder named s).", []),
         make("cut", "The first answer is cut at 30 % of its body; the next ones work.", ["cut=30%"]),
@@ -106,6 +106,17 @@ public struct BenchScenarios: Sendable {
         make(
             "redirect-loop", "Every answer redirects (307) to the same URL: the right outcome is an error.",
             ["redirect=loop"], after: .repeatLast, outcome: .error),
+        make(
+            "bytes-changed",
+            "Cut at half; then the file has changed for good: every answer carries the new version (other bytes, "
+                + "ETag, Last-Modified and Repr-Digest) and a resume's range of it, whatever its If-Range says. The "
+                + "right outcome is the new version whole or an error, never a mix.",
+            ["cut=50%", "changed"], after: .repeatLast, outcome: .changedOrError),
+        make(
+            "gzip-range",
+            "Cut at half; the resumed 206 comes gzipped (Content-Encoding: gzip, which the client did not ask "
+                + "for) with the Content-Range of the uncompressed range, as some CDNs send it; then it works.",
+            ["cut=50%", "gzip-range"]),
     ]
 
     private static func make(
@@ -146,8 +157,9 @@ extension BenchScenarios {
     ///
     /// `steps` are fault specs (README, "Fault injection"; `none` for a request with no fault); `then` is `none`
     /// (the default: requests after the last step get no fault) or `repeat` (they get the last step again);
-    /// `outcome` is `bytes` (the default: a correct client ends with the file's bytes) or `error` (it ends with a
-    /// clear error and no file). Any other key is refused.
+    /// `outcome` is `bytes` (the default: a correct client ends with the file's bytes), `error` (it ends with a
+    /// clear error and no file) or `new-bytes-or-error` (for steps with `changed`: it ends with the changed version's
+    /// exact bytes or with a clear error, never a mix). Any other key is refused.
     ///
     /// - Throws: ``BenchScenarioFileError`` naming the line and the problem.
     public init(file data: Data) throws(BenchScenarioFileError) {

@@ -38,7 +38,7 @@ struct DeflatedPart: Sendable {
 /// suffix deflated to the end of the stream, and the trailer, whose CRC-32 combines the three parts' CRCs.
 enum GzipMember {
     /// ID1 ID2, CM = deflate, no flags, no modification time, no extra flags, OS = Unix (as zlib writes it).
-    private static let header: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
+    static let header: [UInt8] = [0x1F, 0x8B, 8, 0, 0, 0, 0, 0, 0, 3]
     /// The per-request parts are a few hundred bytes: a 512-byte window and the smallest state compress them about
     /// as well as the defaults, with far less memory to set up.
     private static let smallParts = ZlibConfiguration(windowSize: .window2k, memoryLevel: .memory1k)

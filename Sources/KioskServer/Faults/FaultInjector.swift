@@ -99,7 +99,7 @@ public final class FaultInjector: Sendable {
             case .corrupt: spec.corrupt = .random
             case .firstByte: spec.firstByte = .milliseconds(Int64.random(in: 100...1000, using: &random))
             case .errorPage, .node, .noContentRange, .rangeOffByOne, .refuseRange, .reset, .trickle, .redirect,
-                .lengthLie, .expire:
+                .lengthLie, .expire, .changed, .gzipRange:
                 preconditionFailure("chaos draws from FaultKind.recoverable only")
             }
             return spec
@@ -128,7 +128,8 @@ public final class FaultInjector: Sendable {
                 resolve(stall.offset, length: length).map { BodyFaults.Stall(offset: $0, duration: stall.duration) }
             },
             corruptAt: resolve(spec.corrupt, length: length), trickle: length > 0 ? spec.trickle : nil,
-            closeAfter: spec.lengthLie != nil && length > 0 ? length : nil)
+            closeAfter: spec.lengthLie != nil && length > 0 ? length : nil, changesBytes: spec.changed && length > 0,
+            gzip: spec.gzipRange)
         return faults.isEmpty ? nil : faults
     }
 
@@ -186,9 +187,14 @@ struct BodyFaults: Sendable, Equatable {
     var trickle: FaultSpec.Trickle?
     /// Close the connection once this many body bytes are sent, the body's end (`length-lie`).
     var closeAfter: Int64?
+    /// Send every content byte as ``ChangedVersion`` has it (`changed`).
+    var changesBytes = false
+    /// Send the body gzipped, as one gzip member (`gzip-range`, even for an empty body).
+    var gzip = false
 
+    /// Whether there is nothing to do to the body.
     var isEmpty: Bool {
         cutAt == nil && bytesPerSecond == nil && stall == nil && corruptAt == nil && trickle == nil
-            && closeAfter == nil
+            && closeAfter == nil && !changesBytes && !gzip
     }
 }

@@ -39,6 +39,10 @@ public enum FaultKind: String, Sendable, CaseIterable, Codable {
     case lengthLie = "length_lie"
     /// Answer 403 as an expired presigned URL does.
     case expire
+    /// Answer with another version of the file: other bytes, validators and `Repr-Digest`, with `If-Range` ignored.
+    case changed
+    /// Send the body gzipped (`Content-Encoding: gzip`), a range's too, as some CDNs do.
+    case gzipRange = "gzip_range"
 
     /// The kinds `chaos` chooses from: the faults a correct resuming client always recovers from, with no help.
     public static let recoverable: [FaultKind] = [
@@ -156,6 +160,13 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     public var lengthLie: LengthLie?
     /// Answer 403 as an expired presigned URL does (`expire`).
     public var expire = false
+    /// Answer as if the file had been replaced by another version (`changed`): every byte of the body transformed
+    /// (``ChangedVersion``), another strong `ETag`, a later `Last-Modified` and the new version's `Repr-Digest`;
+    /// `Range` honoured and `If-Range` ignored, as a CDN that stitches the new version into an old download does.
+    public var changed = false
+    /// Send the body gzipped with `Content-Encoding: gzip` and no `Content-Length` (chunked), a 206's too, whose
+    /// `Content-Range` still names the uncompressed range (`gzip-range`).
+    public var gzipRange = false
     /// The share of content requests the spec applies to, 0 to 1 (`p=`; 1 when not given).
     public var probability: Double = 1
 
@@ -258,6 +269,12 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
             case "expire":
                 try Self.checkNoValue(value, name)
                 expire = true
+            case "changed":
+                try Self.checkNoValue(value, name)
+                changed = true
+            case "gzip-range":
+                try Self.checkNoValue(value, name)
+                gzipRange = true
             case "length-lie":
                 try Self.checkUnset(lengthLie == nil, name)
                 let text = try Self.required(value, name).lowercased()
@@ -283,6 +300,10 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
             default:
                 throw FaultSpecError("unknown fault '\(name)'")
             }
+        }
+        if gzipRange, lengthLie != nil {
+            // A gzipped body goes out chunked: there is no Content-Length to lie with.
+            throw FaultSpecError("'gzip-range' does not go with 'length-lie'")
         }
         if let retryAfter {
             guard var status, status.code != 500 else {
@@ -320,13 +341,16 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         if redirect != nil { kinds.append(.redirect) }
         if lengthLie != nil { kinds.append(.lengthLie) }
         if expire { kinds.append(.expire) }
+        if changed { kinds.append(.changed) }
+        if gzipRange { kinds.append(.gzipRange) }
         return kinds
     }
 
-    /// Whether the spec changes the bytes or the pace of the body (such a body is streamed in chunks, not with
-    /// `sendfile`).
+    /// Whether the spec changes the bytes, the encoding or the pace of the body (such a body is streamed in chunks,
+    /// not with `sendfile`).
     public var altersBodyStream: Bool {
         cut != nil || throttle != nil || stall != nil || corrupt != nil || trickle != nil || lengthLie != nil
+            || changed || gzipRange
     }
 
     /// The spec in its canonical form (parsing it gives the same spec).
@@ -351,6 +375,8 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
         if let redirect { items.append("redirect=\(redirect.rawValue)") }
         if let lengthLie { items.append("length-lie=\(lengthLie.rawValue)") }
         if expire { items.append("expire") }
+        if changed { items.append("changed") }
+        if gzipRange { items.append("gzip-range") }
         if let cut { items.append("cut=\(Self.format(cut))") }
         if probability < 1 { items.append("p=\(probability)") }
         return items.isEmpty ? "none" : items.joined(separator: ";")

@@ -3,8 +3,10 @@ import Logging
 import NIOCore
 
 /// Writes a response body through the byte-stream faults of one response: it paces the bytes (`throttle`), sends
-/// them a few at a time (`trickle`), pauses (`stall`), flips a byte (`corrupt`) and closes the connection part way
-/// (`cut`), logging and counting each fault as it happens.
+/// them a few at a time (`trickle`), pauses (`stall`), sends the content bytes of another version (`changed`),
+/// flips a byte (`corrupt`) and closes the connection part way (`cut`), logging and counting each fault as it
+/// happens. (`gzip-range` compresses what it writes on the way out: ``RangeResponder`` wraps the response's writer
+/// in a ``GzipBodyWriter``.)
 struct FaultyBodyWriter {
     /// Thrown when the connection is cut on purpose, so the response ends there.
     struct InjectedCut: Error {}
@@ -68,6 +70,7 @@ struct FaultyBodyWriter {
                 length = min(length, trickle.bytes - trickledBytes)
             }
             var slice = remaining.readSlice(length: Int(length))!
+            if faults.changesBytes, isContent { ChangedVersion.transform(&slice) }
             if let corruptAt = faults.corruptAt, corruptAt >= offset, corruptAt < offset + length {
                 faults.corruptAt = nil
                 let index = slice.readerIndex + Int(corruptAt - offset)

@@ -68,6 +68,44 @@ struct ResponseFaults {
         return try JSONIO.response(envelope, status: .init(code: status.code), headers: headers)
     }
 
+    /// With `changed`, gives the representation the changed version's validators (``ChangedVersion``): its strong
+    /// `ETag` (`digest`, its SHA-256, when the route computed it; the tag with ``ChangedVersion/tagSuffix``
+    /// otherwise), a `Last-Modified` ``ChangedVersion/lastModifiedShift`` later, and, in `headers`, those two and
+    /// the `Repr-Digest` of `digest` (a `Repr-Digest` whose changed digest is not known is dropped rather than left
+    /// describing the other version). The preconditions are then evaluated against them, as the server holding the
+    /// new version does; only `If-Range` is ignored (``ifRange(_:)``).
+    func changeVersion(
+        of representation: inout RepresentationMetadata, headers: inout HTTPFields, digest: SHA256Digest?
+    ) {
+        guard spec.changed else { return }
+        if let digest {
+            representation.entityTag = EntityTag.content(sha256: digest.hexString)!  // hex digits
+        } else {
+            let tag = representation.entityTag.opaqueTag + ChangedVersion.tagSuffix
+            representation.entityTag = EntityTag(opaqueTag: tag, isWeak: representation.entityTag.isWeak)!
+        }
+        representation.lastModified += ChangedVersion.lastModifiedShift
+        headers[.eTag] = representation.entityTag.headerValue
+        headers[.lastModified] = HTTPDate.format(representation.lastModified)
+        if headers[.reprDigest] != nil { headers[.reprDigest] = digest.map { "sha-256=:\($0.base64):" } }
+        record(.changed, [:])
+    }
+
+    /// The `If-Range` header to evaluate: nil with `changed`, so that a range is answered from the changed version
+    /// whatever validators the client sends, as a CDN that stitches a new version into an old download does.
+    func ifRange(_ header: String?) -> String? {
+        spec.changed ? nil : header
+    }
+
+    /// Whether the body goes out gzipped (`gzip-range`), counted as injected when it does: the answer then carries
+    /// `Content-Encoding: gzip` and no `Content-Length` (it is chunked), and a 206 keeps the `Content-Range` of the
+    /// uncompressed range. Only a body written through ``bodyWriter(length:channel:mayCorrupt:)`` is gzipped.
+    func gzipsBody() -> Bool {
+        guard spec.gzipRange else { return false }
+        record(.gzipRange, [:])
+        return true
+    }
+
     /// With `etag-change`, gives the representation a new `ETag` and a `Last-Modified` of now, as if the file had
     /// just changed: an `If-Range` with the old validators no longer holds, so a resumed request gets the whole file.
     /// With `node=N`, gives it node N's validators (``FaultSpec/ValidatorNode``).

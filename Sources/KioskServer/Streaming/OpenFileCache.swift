@@ -98,6 +98,10 @@ final class OpenContentFile: Sendable {
         return total
     }
 
+    /// The identity of the open file now (`fstat(2)`), nil when it cannot be read: another than ``file``'s when the
+    /// file was changed in place since it was opened. Blocking.
+    var currentIdentity: FileIdentity? { FileIdentity(descriptor: descriptor) }
+
     /// Opens `file` without following links and checks that the open file is the one the manifest describes.
     /// Blocking: call it on a thread that may block.
     ///

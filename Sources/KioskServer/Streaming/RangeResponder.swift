@@ -42,6 +42,9 @@ struct RangeResponder: Sendable {
         var mayCorrupt: (@Sendable (Int64) -> Bool)?
         /// Sends the representation's bytes.
         var body: any RangedBody
+        /// The SHA-256 of the representation's changed version (``ChangedVersion``), for an answer under `changed`
+        /// whose representation carries a `Repr-Digest` (the route computes it: ``ChangedDigests``).
+        var changedDigest: SHA256Digest?
 
         /// The fields every answer carries (a 304 too): the validators, `Accept-Ranges`, `Cache-Control` and
         /// ``extraHeaders``.
@@ -70,6 +73,7 @@ struct RangeResponder: Sendable {
         var representation = resource.representation
         var headers = resource.headers
         if let faults {
+            faults.changeVersion(of: &representation, headers: &headers, digest: resource.changedDigest)
             faults.changeValidators(of: &representation, now: currentTime)
             headers[.eTag] = representation.entityTag.headerValue
             headers[.lastModified] = HTTPDate.format(representation.lastModified)
@@ -83,9 +87,9 @@ struct RangeResponder: Sendable {
         headers[.contentType] = resource.contentType
         let range = faults.map { $0.range(request.headers[.range], isHead: isHead) } ?? request.headers[.range]
         try faults?.refuseRange(range, completeLength: representation.length)
+        let ifRange = faults.map { $0.ifRange(request.headers[.ifRange]) } ?? request.headers[.ifRange]
         let decision = evaluator.evaluate(
-            method: isHead, range: range, ifRange: request.headers[.ifRange], representation: representation,
-            now: currentTime)
+            method: isHead, range: range, ifRange: ifRange, representation: representation, now: currentTime)
         let length = representation.length
         let answer = Answer(resource: resource, faults: faults, channel: channel)
         switch decision {
@@ -160,9 +164,12 @@ struct RangeResponder: Sendable {
             if let announced = faults?.announcedLength(of: contentLength) {
                 headers[.contentLength] = String(announced)
             }
-            return Response(
-                status: status, headers: headers,
-                body: resource.body.body(segments: segments, contentLength: contentLength, faults: writer))
+            var body = resource.body.body(segments: segments, contentLength: contentLength, faults: writer)
+            if writer != nil, let faults, faults.gzipsBody() {
+                headers[.contentEncoding] = "gzip"
+                body = GzipBodyWriter.encoding(body)
+            }
+            return Response(status: status, headers: headers, body: body)
         }
     }
 }

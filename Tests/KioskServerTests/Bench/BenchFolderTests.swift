@@ -96,6 +96,31 @@ struct BenchFolderTests {
         #expect(tags.count == 1 && tags.first! != nil)
     }
 
+    /// The fault `changed`: the SHA-256 of the file with every byte XOR 0x5A, computed once per version of the file,
+    /// however many requests ask at the same time.
+    @Test func theChangedVersionsDigestIsComputedOncePerVersion() async throws {
+        let layout = try Layout()
+        defer { layout.remove() }
+        let folder = try BenchFolder(path: layout.served.path)
+        let bytes = (0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 11) }
+        let path = layout.served.appendingPathComponent("big.bin")
+        try Data(bytes).write(to: path)
+        let file = try #require(try await folder.file(at: "big.bin"))
+        let digests = try await withThrowingTaskGroup(of: KioskServer.SHA256Digest.self) { group in
+            for _ in 0..<8 { group.addTask { try await folder.changedDigest(of: file) } }
+            return try await group.reduce(into: Set<KioskServer.SHA256Digest>()) { $0.insert($1) }
+        }
+        let expected = Data(SHA256.hash(data: Data(bytes.map { $0 ^ 0x5A })))
+        #expect(digests.map { Data($0.bytes) } == [expected])
+        #expect(Data(try await folder.changedDigest(of: file).bytes) != Data(SHA256.hash(data: Data(bytes))))
+        // A new version of the file: its changed version is another.
+        try FileManager.default.removeItem(at: path)
+        try Data(bytes.reversed()).write(to: path)
+        let replaced = try #require(try await folder.file(at: "big.bin"))
+        let again = Data(SHA256.hash(data: Data(bytes.reversed().map { $0 ^ 0x5A })))
+        #expect(Data(try await folder.changedDigest(of: replaced).bytes) == again)
+    }
+
     @Test func aFolderThatCannotBeOpenedIsRefused() throws {
         let layout = try Layout()
         defer { layout.remove() }

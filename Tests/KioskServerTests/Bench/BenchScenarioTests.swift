@@ -29,9 +29,33 @@ struct BenchScenarioTests {
         #expect(BenchScenarios.builtInOnly["cut"]?.steps == [cut])
         #expect(BenchScenarios.builtInOnly["none"]?.faults(forRequest: 1) == nil)
         #expect(BenchScenarios.builtIn.allSatisfy { !$0.description.isEmpty })
-        // A correct client ends with the bytes, except where following a redirect is the mistake.
+        // A correct client ends with the bytes, except where following a redirect is the mistake, and where the
+        // file changed for good.
         let errors = BenchScenarios.builtIn.filter { $0.outcome == .error }.map(\.name)
         #expect(errors == ["redirect-origin", "redirect-loop"])
+        let changed = BenchScenarios.builtIn.filter { $0.outcome == .changedOrError }.map(\.name)
+        #expect(changed == ["bytes-changed"])
+    }
+
+    /// The two faults of issue #33 that came last: a file that changes for good half way through a download, and a
+    /// resumed range that comes gzipped.
+    @Test func aChangedFileAndAGzippedRangeAreBuiltIn() throws {
+        #expect(BenchScenarios.builtIn.count == 28)
+        let changed = try #require(BenchScenarios.builtInOnly["bytes-changed"])
+        #expect(changed.steps == [try FaultSpec(parsing: "cut=50%"), try FaultSpec(parsing: "changed")])
+        #expect(changed.afterSteps == .repeatLast && changed.outcome == .changedOrError)
+        // The file changed for good: every request after the cut gets the new version.
+        #expect(changed.faults(forRequest: 2)?.changed == true && changed.faults(forRequest: 9)?.changed == true)
+        #expect(BenchScenario.Outcome.changedOrError.rawValue == "new-bytes-or-error")
+        let gzip = try #require(BenchScenarios.builtInOnly["gzip-range"])
+        #expect(gzip.steps == [try FaultSpec(parsing: "cut=50%"), try FaultSpec(parsing: "gzip-range")])
+        #expect(gzip.afterSteps == .none && gzip.outcome == .bytes && gzip.faults(forRequest: 3) == nil)
+    }
+
+    @Test func aScenarioFileMayExpectTheNewBytesOrAnError() throws {
+        let file = #"{"scenarios": [{"name": "swap", "steps": ["changed"], "outcome": "new-bytes-or-error"}]}"#
+        let scenario = try #require(try BenchScenarios(file: Data(file.utf8))["swap"])
+        #expect(scenario.outcome == .changedOrError && scenario.steps.first?.changed == true)
     }
 
     @Test func aScenarioFileAddsToTheBuiltInOnes() throws {
@@ -74,7 +98,7 @@ struct BenchScenarioTests {
         ),
         (
             "{\"scenarios\": [\n {\"name\": \"a\", \"steps\": [\"none\"],\n  \"outcome\": \"maybe\"}]}", 3,
-            "\"bytes\" or \"error\""
+            "\"bytes\" or \"error\" or \"new-bytes-or-error\""
         ),
         ("{\"scenarios\": [\n\n {\"name\": \"cut\", \"steps\": [\"none\"]}]}", 3, "built-in"),
         (

@@ -312,10 +312,37 @@ struct FaultSpecFieldTests {
         #expect(!spec.altersBodyStream)
     }
 
+    /// `changed` (another version of the file) and `gzip-range` (a gzipped body, a range's too): flags that change
+    /// the bytes of the body, so that it never goes out with `sendfile`.
+    @Test func aChangedFileAndAGzippedRangeParseAndWriteBack() throws {
+        let changed = try FaultSpec(parsing: "Changed")
+        #expect(changed.changed && !changed.gzipRange && changed.kinds == [.changed])
+        #expect(changed.altersBodyStream && changed.description == "changed")
+        let gzip = try FaultSpec(parsing: "GZIP-RANGE")
+        #expect(gzip.gzipRange && !gzip.changed && gzip.kinds == [.gzipRange])
+        #expect(gzip.altersBodyStream && gzip.description == "gzip-range")
+        let both = try FaultSpec(parsing: "cut=50%,gzip-range;changed;node=2;p=0.5")
+        #expect(both.kinds == [.cut, .node, .changed, .gzipRange])
+        #expect(both.description == "node=2;changed;gzip-range;cut=50%;p=0.5")
+        #expect(try FaultSpec(parsing: both.description) == both)
+        #expect(FaultKind.changed.rawValue == "changed" && FaultKind.gzipRange.rawValue == "gzip_range")
+        // Neither is one of the recoverable faults chaos draws from.
+        #expect(!FaultKind.recoverable.contains(.changed) && !FaultKind.recoverable.contains(.gzipRange))
+    }
+
+    @Test func aGzippedBodyHasNoLengthToLieWith() {
+        #expect {
+            try FaultSpec(parsing: "gzip-range;length-lie=short")
+        } throws: { error in
+            "\(error)" == "'gzip-range' does not go with 'length-lie'"
+        }
+    }
+
     @Test(arguments: [
         "node", "node=0", "node=10", "node=2/strong", "node=x", "error-page=1", "reset=now",
         "no-content-range;range-off-by-one", "node=1;node=2", "trickle", "trickle=0/1s", "trickle=1k", "trickle=1k/x",
         "redirect", "redirect=cdn", "redirect=loop;redirect=origin", "length-lie", "length-lie=maybe", "expire=1s",
+        "changed=1", "changed=yes", "gzip-range=1", "gzip-range=gzip", "length-lie=long;gzip-range",
     ])
     func mistakesAreRefused(text: String) {
         #expect(throws: FaultSpecError.self) { try FaultSpec(parsing: text) }

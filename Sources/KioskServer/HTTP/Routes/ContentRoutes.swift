@@ -17,6 +17,9 @@ struct ContentRoutes {
     let faults: FaultInjector?
     /// Hands admitted files to nginx (`--offload nginx:PREFIX`); nil when Kiosk sends every file itself.
     let offload: NginxOffload?
+    /// The SHA-256 of the changed version of each file answered under the fault `changed`, computed once per file
+    /// identity (empty unless such a fault is asked for).
+    let changedDigests = ChangedDigests()
 
     func register(on router: Router<KioskRequestContext>) {
         router.get("/v1/content/**") { request, context in
@@ -42,7 +45,7 @@ struct ContentRoutes {
         context.logger.debug(
             "content request",
             metadata: ["path": "\(request.uri.path)", "range": "\(request.headers[.range] ?? "none")"])
-        let resource = RangeResponder.Resource(
+        var resource = RangeResponder.Resource(
             representation: file.representation, entityTagHeader: file.entityTagHeader,
             lastModifiedHeader: file.lastModifiedHeader, extraHeaders: file.extraHeaders,
             contentType: file.contentType, noun: "file", answersMultipleRanges: true,
@@ -59,7 +62,10 @@ struct ContentRoutes {
                 download: FaultInjector.downloadKey(transactionID: claims.transactionID, path: request.uri.path),
                 metrics: responder.metrics, logger: context.logger)
         }
-        if let status = try await responseFaults?.beforeResponse(to: request, channel: context.channel) { return status }
+        if let status = try await responseFaults?.beforeResponse(to: request, channel: context.channel) {
+            return status
+        }
+        if responseFaults?.spec.changed == true { resource.changedDigest = try await changedDigests.digest(of: file) }
         return try responder.respond(
             to: request, isHead: isHead, resource: resource, faults: responseFaults, channel: context.channel)
     }
