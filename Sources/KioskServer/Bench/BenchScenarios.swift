@@ -155,7 +155,7 @@ extension BenchScenarios {
     ///                 "then": "none", "outcome": "bytes"}]}
     /// ```
     ///
-    /// `steps` are fault specs (README, "Fault injection"; `none` for a request with no fault); `then` is `none`
+    /// `steps` are fault specs (docs/fault-injection.md; `none` for a request with no fault); `then` is `none`
     /// (the default: requests after the last step get no fault) or `repeat` (they get the last step again);
     /// `outcome` is `bytes` (the default: a correct client ends with the file's bytes), `error` (it ends with a
     /// clear error and no file) or `new-bytes-or-error` (for steps with `changed`: it ends with the changed version's

@@ -131,14 +131,15 @@ public struct ServerConfiguration: Sendable {
     public var maxHeaderSize: Int = 32 * 1024
     /// The most header fields one request may carry.
     public var maxHeaderCount: Int = 100
-    /// Fault injection into content responses (see README, "Fault injection"); nil, the default, disables it and
+    /// Fault injection into content responses (see docs/fault-injection.md); nil, the default, disables it and
     /// the server ignores every per-request fault spec. Refused with the App Store.
     public var faults: FaultProfile?
     /// The seed of the fault injector's random choices, for repeatable runs (random when nil).
     public var faultsSeed: UInt64?
     /// Who sends the bytes of admitted content files: nil, the default, Kiosk itself; `nginx:PREFIX`, nginx in front
-    /// of Kiosk (see README, "Offloading downloads to nginx"); `s3:BUCKET[/PREFIX]`, an S3-compatible store, through
-    /// presigned URLs in grants (see README, "Offloading downloads to object storage"). Refused with ``faults``.
+    /// of Kiosk (see docs/operations.md, "Offloading downloads to nginx"); `s3:BUCKET[/PREFIX]`, an S3-compatible
+    /// store, through presigned URLs in grants (see docs/operations.md, "Offloading downloads to object storage").
+    /// Refused with ``faults``.
     public var offload: ContentOffload?
     /// The endpoint of the store of `--offload s3:…`; nil, the default, is AWS's in ``s3Region``
     /// (`https://s3.<region>.amazonaws.com`). A path in it prefixes every object's path.

@@ -3,14 +3,15 @@ import KioskStore
 
 /// One setting of `kiosk serve`: its command-line option, its environment variable, how its text is read and
 /// checked, and how its default is shown. The default itself is the property's initial value in
-/// ``ServerConfiguration``; ``ServerSetting/all`` is the one table the command, its help and the README follow.
+/// ``ServerConfiguration``; ``ServerSetting/all`` is the one table the command, its help and docs/configuration.md
+/// follow (checked by ConfigurationReferenceTests).
 ///
 /// A value is taken from the command line first, then from the environment (`KIOSK_` and the option's name in
 /// upper case, `-` as `_`; an empty variable counts as unset), else the default stays.
 public struct ServerSetting: Sendable {
     /// The option's name without dashes, e.g. `max-installations`.
     public let name: String
-    /// What the setting does, for `--help` and the README.
+    /// What the setting does, for `--help` and docs/configuration.md.
     public let help: String
     /// Whether the setting has a command-line option. Secrets have none: a command line is visible to every user
     /// of the machine (`ps`), so they come from the environment only.
@@ -236,7 +237,7 @@ extension ServerSetting.Parser where Value == Set<String> {
 }
 
 extension ServerSetting.Parser where Value == FaultProfile {
-    /// A fault profile or spec (see README, "Fault injection").
+    /// A fault profile or spec (see docs/fault-injection.md).
     static var faults: Self {
         Self(
             parse: { (text) throws(ServerSetting.Invalid) in

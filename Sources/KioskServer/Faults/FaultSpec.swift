@@ -61,7 +61,7 @@ public enum FaultOffset: Sendable, Hashable {
     case random
 }
 
-/// A set of faults to inject into a content response, parsed from the fault spec grammar of the README
+/// A set of faults to inject into a content response, parsed from the fault spec grammar of docs/fault-injection.md
 /// ("Fault injection"):
 ///
 /// ```

@@ -18,8 +18,8 @@ struct BenchCommand: AsyncParsableCommand {
             A file is at /PATH with no fault (a Kiosk-Fault header or a fault=SPEC query parameter asks for one), and \
             at /s/SCENARIO/PATH under a scenario: a sequence of faults, one step per request of a run (the first \
             request gets the first step…). GET /s/ lists the scenarios. A run is named by ?run=NAME, or else by the \
-            client's address and User-Agent. --scenarios adds scenarios from a JSON file (see the README, "Testing \
-            your own downloads").
+            client's address and User-Agent. --scenarios adds scenarios from a JSON file (see \
+            docs/testing-downloads.md).
 
             The verdict: every request under a scenario is recorded; a client (or its test script) says what it ended \
             with by PUT /s/SCENARIO/PATH with {"sha256": "…"} or {"error": "…"} (same ?run=). GET /s/report gives the \

@@ -38,7 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
             Fault injection (for testing clients; refused with --store appstore): --faults takes a profile (none or \
             allow: only per-request faults; chaos or chaos:P; slow; flaky; busy) or a fault spec such as \
             "cut=65536;throttle=1MiB/s". With it, each content request may also ask for faults with the Kiosk-Fault \
-            header or the fault query parameter. See the README, "Fault injection".
+            header or the fault query parameter. See docs/fault-injection.md.
 
             Offload (--offload nginx:PREFIX): nginx in front of Kiosk sends the content files Kiosk admits, from \
             its internal location PREFIX; packs, subchunks and the answers Kiosk must give itself (HEAD, several \
@@ -79,6 +79,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("transaction-environments"), help: help("transaction-environments"))
     var transactionEnvironments: String?
     @Option(name: .customLong("max-installations"), help: help("max-installations")) var maxInstallations: String?
+    @Option(name: .customLong("max-installation-removals"), help: help("max-installation-removals"))
+    var maxInstallationRemovals: String?
+    @Option(name: .customLong("installation-removal-window"), help: help("installation-removal-window"))
+    var installationRemovalWindow: String?
     @Option(name: .customLong("grant-lifetime"), help: help("grant-lifetime")) var grantLifetime: String?
     @Option(name: .customLong("reload-interval"), help: help("reload-interval")) var reloadInterval: String?
     @Option(name: .customLong("apple-root-ca"), help: help("apple-root-ca")) var appleRootCA: String?
@@ -134,7 +138,8 @@ struct ServeCommand: AsyncParsableCommand {
             ("bundle-id", bundleID), ("allow-public-sandbox", allowPublicSandbox ? "true" : nil),
             ("public-metrics", publicMetrics ? "true" : nil), ("verify-url", verifyURL),
             ("sandbox-verify-url", sandboxVerifyURL), ("transaction-environments", transactionEnvironments),
-            ("max-installations", maxInstallations), ("grant-lifetime", grantLifetime),
+            ("max-installations", maxInstallations), ("max-installation-removals", maxInstallationRemovals),
+            ("installation-removal-window", installationRemovalWindow), ("grant-lifetime", grantLifetime),
             ("reload-interval", reloadInterval), ("apple-root-ca", appleRootCA), ("idle-timeout", idleTimeout),
             ("request-timeout", requestTimeout), ("send-timeout", sendTimeout), ("shutdown-grace", shutdownGrace),
             ("max-header-size", maxHeaderSize),
