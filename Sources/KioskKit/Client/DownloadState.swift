@@ -2,7 +2,7 @@ import Foundation
 
 /// Why a download is paused.
 public enum PauseReason: String, Sendable, Hashable, Codable {
-    /// The app or the user paused it (``KioskClient/pause(_:)``, Ctrl-C in `kiosk get`).
+    /// The app or the user paused it (``KioskClient/pause(_:)-(String)``, Ctrl-C in `kiosk get`).
     case user
     /// There is not enough free space for the bytes still to fetch; free some and resume.
     case insufficientStorage = "insufficient_storage"
@@ -20,7 +20,7 @@ public enum DownloadState: Sendable, Hashable, Codable, CustomStringConvertible 
     case waitingToRetry(until: Date, attempt: Int)
     /// The server could not be reached (``KioskError/isUnreachable``): the client asks it, with a growing interval,
     /// whether it is reachable again, and the download goes on by itself from the bytes on disk as soon as it is,
-    /// for as long as the client is open. Waiting uses up no retries. ``KioskClient/resume(_:)`` tries at once
+    /// for as long as the client is open. Waiting uses up no retries. ``KioskClient/resume(_:)-(String)`` tries at once
     /// (for an app that learns from the system that the network is back).
     case waitingForNetwork
     /// Every byte is here; the files are being checked and moved into place.

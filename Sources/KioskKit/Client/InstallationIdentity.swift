@@ -14,7 +14,8 @@ import Foundation
 /// one.
 public enum InstallationIdentity: Sendable, Hashable {
     /// The app's own ID: 1 to 128 letters, digits, `.`, `_` or `-` (a UUID string, for example), the same at
-    /// every launch. Keep it in the Keychain (README, "Installations") so that a reinstall is the same installation.
+    /// every launch. Keep it in the Keychain (<doc:Restore#Installations>) so that a reinstall is the same
+    /// installation.
     case app(String)
     /// An ID KioskKit creates once (a random UUID) and keeps in the file `installation-id` of `directory`, out of
     /// the cache root, so that a purge of Caches or a new cache root keeps the installation. An ID that an older

@@ -10,10 +10,10 @@ extension KioskClient {
     /// transaction only after this returns.
     ///
     /// Returns at once when the content is already installed. Waits through retries and through a pause by the user
-    /// (``pause(_:)``; the wait goes on after ``resume(_:)``).
+    /// (``pause(_:)-(String)``; the wait goes on after ``resume(_:)-(String)``).
     /// - Throws: the download's error if it fails; ``KioskError/insufficientStorage(needed:available:)`` when the
     ///   download is (or gets) paused because the disk is full: the download stays paused with its bytes, and
-    ///   ``resume(_:)`` or ``enqueue(productID:proof:priority:)`` goes on once space is freed;
+    ///   ``resume(_:)-(String)`` or ``enqueue(productID:proof:priority:)`` goes on once space is freed;
     ///   ``KioskError/cancelled(productID:)`` if it is cancelled; ``KioskError/notFound(productID:)`` if the product
     ///   is neither installed nor queued; ``KioskError/clientClosed`` when the client is or gets closed; and
     ///   ``KioskError/waitCancelled(productID:)`` at once when the calling task is cancelled (the download goes on),
@@ -32,16 +32,17 @@ extension KioskClient {
     /// installed. Finish the store transaction only after this returns.
     ///
     /// Outcomes while it waits:
-    /// - a pause by the user (``pause(_:)``): it keeps waiting; ``resume(_:)`` goes on;
+    /// - a pause by the user (``pause(_:)-(String)``): it keeps waiting; ``resume(_:)-(String)`` goes on;
     /// - a full disk: throws ``KioskError/insufficientStorage(needed:available:)``; the download stays paused with
-    ///   its bytes, and a later ``resume(_:)`` or another call of this method goes on;
+    ///   its bytes, and a later ``resume(_:)-(String)`` or another call of this method goes on;
     /// - the download fails: throws its error;
-    /// - ``cancel(_:)``: throws ``KioskError/cancelled(productID:)``;
+    /// - ``cancel(_:)-(String)``: throws ``KioskError/cancelled(productID:)``;
     /// - ``dismiss(productID:)`` and ``remove(_:)``: neither touches a download on its way (they throw
     ///   ``KioskError/downloadInProgress(productID:)``), so the call goes on;
     /// - ``close()``: throws ``KioskError/clientClosed``;
     /// - the calling task is cancelled: throws ``KioskError/waitCancelled(productID:)`` at once and leaves the
-    ///   download running (``KioskError/cancelled(productID:)`` is for a download that ``cancel(_:)`` stopped);
+    ///   download running (``KioskError/cancelled(productID:)`` is for a download that ``cancel(_:)-(String)``
+    ///   stopped);
     /// - two calls for one product share one download and return the same content.
     /// - Throws: the outcomes above, and what ``enqueue(productID:proof:priority:)`` throws for invalid arguments.
     public func ensureInstalled(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)

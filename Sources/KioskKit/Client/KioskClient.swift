@@ -183,9 +183,9 @@ public actor KioskClient {
     ///
     /// Installed content is current when the catalog this client last fetched (``products(ids:)``,
     /// ``availableUpdates()``, the catalog pages) serves its version: then nothing is asked of the server and the
-    /// returned ID is that of its finished download (``download(for:)``). Otherwise, or without a catalog, a grant
-    /// tells, and a new version is fetched as by ``update(productID:proof:priority:keepingPrevious:)``, which always
-    /// asks.
+    /// returned ID is that of its finished download (``download(for:)-(DownloadID)``). Otherwise, or without a
+    /// catalog, a grant tells, and a new version is fetched as by
+    /// ``update(productID:proof:priority:keepingPrevious:)``, which always asks.
     @discardableResult
     public func enqueue(productID: String, proof: PurchaseProof, priority: DownloadPriority = .normal)
         throws(KioskError) -> DownloadID

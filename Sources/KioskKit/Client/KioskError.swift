@@ -14,7 +14,7 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
     ///
     /// - Parameters:
     ///   - status: the HTTP status code.
-    ///   - code: the server's machine code (see ``APIErrorCode``), kept as a string for codes newer than this library.
+    ///   - code: the server's machine code (see `APIErrorCode`), kept as a string for codes newer than this library.
     ///   - message: the server's sentence.
     ///   - retryAfter: seconds the server asked to wait (`Retry-After`), if any.
     case server(status: Int, code: String, message: String, retryAfter: Double?)
@@ -56,7 +56,7 @@ public enum KioskError: Error, Sendable, Hashable, Codable, CustomStringConverti
     case downloadInProgress(productID: String)
     /// The task that waited for the product's content (``KioskClient/waitUntilInstalled(productID:)``,
     /// ``KioskClient/ensureInstalled(productID:proof:priority:)``, ``KioskClient/update(productID:proof:priority:keepingPrevious:)``)
-    /// was cancelled: that wait ended, and the download goes on (``KioskClient/cancel(_:)`` is what stops it).
+    /// was cancelled: that wait ended, and the download goes on (``KioskClient/cancel(_:)-(String)`` is what stops it).
     case waitCancelled(productID: String)
     /// A ``URLDownload`` was redirected to another origin (`scheme://host:port`), which a download never follows:
     /// the bytes would come from a server the caller did not name. The bytes already on disk are kept.

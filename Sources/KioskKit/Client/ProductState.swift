@@ -25,11 +25,11 @@ public enum ProductState: Sendable, Hashable {
     /// A download paused with its bytes kept, by the app or the user (`.user`: offer Resume), or because the disk is
     /// full (`.insufficientStorage`: ``DownloadSnapshot/error`` says how much to free, then resume).
     case paused(DownloadSnapshot, reason: PauseReason)
-    /// A download that KioskKit stopped trying on its own: ``KioskClient/resume(_:)`` tries again from the bytes on
-    /// disk (``KioskError/isTransient`` tells whether it may succeed as it is), ``KioskClient/dismiss(productID:)``
-    /// forgets it.
+    /// A download that KioskKit stopped trying on its own: ``KioskClient/resume(_:)-(String)`` tries again from the
+    /// bytes on disk (``KioskError/isTransient`` tells whether it may succeed as it is),
+    /// ``KioskClient/dismiss(productID:)`` forgets it.
     case failed(DownloadSnapshot, error: KioskError)
-    /// A download cancelled by ``KioskClient/cancel(_:)``; its bytes are deleted. Enqueueing starts a new one.
+    /// A download cancelled by ``KioskClient/cancel(_:)-(String)``; its bytes are deleted. Enqueueing starts a new one.
     case cancelled(DownloadSnapshot)
     /// The content is installed and verified.
     case installed(InstalledContent)

@@ -5,11 +5,11 @@ import KioskCore
 ///
 /// The whole policy, wherever it applies:
 /// - A transfer that fails transiently is retried after ``delay(attempt:retryAfter:random:)``, up to
-///   ``maximumAttempts`` in a row (the download's machine decides: ``DownloadStateMachine``); a server that does not
+///   ``maximumAttempts`` in a row (the download's machine decides: `DownloadStateMachine`); a server that does not
 ///   answer at all is waited for instead, with probes at the same delays, using up no attempt.
 /// - Progress (bytes kept on disk, a file or a chunk verified) starts the attempts over.
 /// - A ranged request whose connection breaks after bringing bytes is continued at once from the next byte, with
-///   no attempt used (``continuesAtOnce(brokenRequestFrom:receivedUpTo:)``).
+///   no attempt used (`continuesAtOnce(brokenRequestFrom:receivedUpTo:)`).
 public struct RetryPolicy: Sendable, Hashable {
     /// The delay before the first retry, in seconds.
     public var baseDelay: Double
@@ -29,7 +29,7 @@ public struct RetryPolicy: Sendable, Hashable {
     ///
     /// Without `retryAfter`: "equal jitter" — half of `min(maximumDelay, baseDelay × 2^(attempt−1))` plus a random
     /// share (`random` in 0…1) of the other half. With `retryAfter` (the server's `Retry-After`, in seconds):
-    /// exactly that, capped at ten times `maximumDelay` and at ``RetryAfter/maximumSeconds`` (one hour).
+    /// exactly that, capped at ten times `maximumDelay` and at `RetryAfter.maximumSeconds` (one hour).
     public func delay(attempt: Int, retryAfter: Double? = nil, random: Double) -> Double {
         if let retryAfter, retryAfter >= 0 { return min(retryAfter, maximumDelay * 10, RetryAfter.maximumSeconds) }
         return backoff.delay(forRetry: attempt, unit: random).timeInterval

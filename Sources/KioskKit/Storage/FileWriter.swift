@@ -30,9 +30,10 @@ extension PartFileWriter {
 /// chunks needs (several ranges of it in flight). ``POSIXPartFileWriter`` is one; a file opened by a factory whose
 /// writers are not is fetched whole, in order, as by a server that sends no chunks.
 public protocol PositionalPartFileWriter: PartFileWriter, Sendable {
-    /// Writes all of `bytes` at `offset`, extending the file if needed; the end of the file for ``write(_:)`` does
-    /// not move. May be called from several threads at once for ranges that do not overlap, and concurrently with
-    /// ``synchronize()``. Throws ``KioskError/insufficientStorage(needed:available:)`` when the disk is full.
+    /// Writes all of `bytes` at `offset`, extending the file if needed; the end of the file for
+    /// ``PartFileWriter/write(_:)`` does not move. May be called from several threads at once for ranges that do not
+    /// overlap, and concurrently with ``PartFileWriter/synchronize()``. Throws
+    /// ``KioskError/insufficientStorage(needed:available:)`` when the disk is full.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(KioskError)
 }
 

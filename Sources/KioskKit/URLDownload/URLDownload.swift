@@ -20,7 +20,7 @@ import KioskCore
 /// What is refused as an answer: a redirect to another origin (an error: ``KioskError/redirectRefused(from:to:)``),
 /// an HTML page without a `Repr-Digest` for a path that is not HTML (an error page sent with status 200), a body
 /// with a content coding (`gzip` on a range), a 206 that is not the range asked for or of another version of the
-/// file (started over, never stitched). ``URLDownloadMachine`` holds every rule.
+/// file (started over, never stitched). `URLDownloadMachine` holds every rule.
 ///
 /// ```swift
 /// let download = try URLDownload(url: url, to: caches.appending(path: "level-7.pak"))

@@ -15,7 +15,7 @@ public struct GrantLimits: Sendable, Hashable {
     /// The longest file path a grant may list, in UTF-8 bytes: 1024, with at most 255 bytes per component, so that
     /// every path fits the file system under the cache root.
     public static let maximumPathLength = 1024
-    /// The longest presigned URL a grant may give a file (``GrantFile/presignedURL``), in UTF-8 bytes: a SigV4 URL
+    /// The longest presigned URL a grant may give a file (`GrantFile.presignedURL`), in UTF-8 bytes: a SigV4 URL
     /// with a session token and a long key is about 2 KiB.
     public static let maximumPresignedURLLength = 8192
     /// How long a grant is trusted after it was received, whatever its `expires_at`: 24 hours. A journaled grant
