@@ -71,12 +71,13 @@ struct ManyFilesInFlightTests {
     }
 
     /// Starts a slow download of 1,000 files and waits until some are verified and several are in flight. Past 50
-    /// files each write waits 50 ms (8 at a time: 6 s for the rest), so that the download is still on its way when
-    /// the test acts on it, however loaded the machine; `writers.pace.set(0)` lets it finish.
+    /// files each write waits 200 ms (8 at a time: 24 s for the rest), so that the download is still on its way
+    /// when the test acts on it, however loaded the machine (at 50 ms a loaded CI machine once finished it before the
+    /// pause); `writers.pace.set(0)` lets it finish.
     func startSlowDownload(_ server: TestServer) async throws -> (KioskClient, ObservedWriters, [String: String]) {
         let hashes = try await publish(server, count: 1_000, size: 700)
         let purchase = try await server.buy(Self.product)
-        let writers = ObservedWriters(pace: WritePace(0.01, slowing: (after: 50 * 700, to: 0.05)))
+        let writers = ObservedWriters(pace: WritePace(0.01, slowing: (after: 50 * 700, to: 0.2)))
         let client = try await makeClient(server, writers: writers, connections: 8)
         try await client.enqueue(productID: Self.product, receipt: purchase.receiptData)
         try await Support.eventually("several files in flight") { writers.total > 40 && writers.most > 1 }
