@@ -37,6 +37,9 @@ public struct KioskHTTPServer: Sendable {
     /// Server API or with `--notification-history-interval 0`.
     private let notificationCatchUp: ServiceWideJob?
     private let responder: RouterResponder<KioskRequestContext>
+    /// The routes the router answers, `METHOD /path` with Hummingbird's patterns (`{id}`, `**`), in no particular
+    /// order: what the test of `openapi.yaml` compares the document's operations with.
+    let routes: [String]
     /// The answers the event loops give without the router (catalog, health).
     private let directAnswers: DirectAnswers
     private let logger: Logger
@@ -164,6 +167,7 @@ public struct KioskHTTPServer: Sendable {
             readiness: Readiness(pingDatabase: { try await sql.raw("SELECT 1").run() }, catalog: catalog),
             publicMetrics: configuration.publicMetrics
         ).register(on: router)
+        OpenAPIRoutes().register(on: router)
         let catalogAnswers = CatalogAnswers(catalog: catalog)
         CatalogRoutes(answers: catalogAnswers).register(on: router)
         let purchases = PurchaseCheck(
@@ -244,6 +248,7 @@ public struct KioskHTTPServer: Sendable {
                 "the sandbox store, which sells everything for free, listens on a public address",
                 metadata: ["host": "\(configuration.host)"])
         }
+        self.routes = router.routes.map { "\($0.method.rawValue) \($0.path)" }
         self.responder = router.buildResponder()
     }
 

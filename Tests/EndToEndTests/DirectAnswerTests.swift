@@ -169,6 +169,71 @@ struct DirectAnswerTests {
         }
     }
 
+    /// On one connection, answers from the event loop and from the routes alternate with `GET` and `HEAD`: each
+    /// answer to `HEAD` has no body and each answer to `GET` its whole body, whatever the answer before it (SwiftNIO's
+    /// response encoder, which frames answers to `HEAD` by the requests it saw, never sees the event loop's).
+    @Test func answersToHeadAndGetKeepTheirFramingWhoeverAnswersThem() async throws {
+        try await TestServer.with { server in
+            let book = TestServer.Sample.book
+            // (method, target, status, the routes answer it)
+            let requests: [(String, String, Int, Bool)] = [
+                ("GET", "/healthz", 200, false), ("HEAD", "/v1/nowhere", 404, true),
+                ("HEAD", "/v1/products", 200, false), ("GET", "/v1/nowhere", 404, true),
+                ("GET", "/v1/products/\(book)", 200, false), ("HEAD", "/v1/products/com.example.nope", 404, true),
+                ("HEAD", "/v1/products/\(book)", 200, false), ("GET", "/v1/products/com.example.nope", 404, true),
+                ("HEAD", "/v1/content/\(book)/1/a.pdf", 401, true), ("GET", "/healthz", 200, false),
+            ]
+            let connection = try RawConnection(port: server.port)
+            for (index, request) in requests.enumerated() {
+                let close = index == requests.count - 1 ? "Connection: close\r\n" : ""
+                connection.send("\(request.0) \(request.1) HTTP/1.1\r\nHost: k\r\n\(close)\r\n")
+            }
+            let received = try await RawConnection.onThread { connection.receive(for: .seconds(30)) }
+            #expect(received.closed)
+            let answers = try Self.responses(in: received.data, methods: requests.map(\.0))
+            #expect(answers.map(\.status) == requests.map(\.2))
+            for (request, answer) in zip(requests, answers) {
+                let length = try #require(
+                    answer.header("Content-Length").flatMap(Int.init), "\(request.0) \(request.1)")
+                #expect(length > 0, "\(request.0) \(request.1)")
+                #expect(answer.body.count == (request.0 == "HEAD" ? 0 : length), "\(request.0) \(request.1)")
+                if request.3 && request.0 == "GET" {
+                    #expect((try? KioskJSON.decode(APIErrorEnvelope.self, from: answer.body)) != nil)
+                }
+            }
+        }
+    }
+
+    /// The answers in `data` to requests of these `methods`, in order: an answer to `HEAD` has no body whatever its
+    /// `Content-Length`; the rest of `data` after them must be empty.
+    static func responses(in data: Data, methods: [String]) throws -> [RawHTTPResponse] {
+        var answers: [RawHTTPResponse] = []
+        var rest = data[...]
+        for method in methods {
+            let end = try #require(rest.firstRange(of: Data("\r\n\r\n".utf8)), "no answer to \(method)")
+            let head = String(decoding: rest[rest.startIndex..<end.lowerBound], as: UTF8.self)
+            var lines = head.components(separatedBy: "\r\n")
+            let statusLine = lines.removeFirst()
+            #expect(statusLine.hasPrefix("HTTP/1.1 "), "not a status line: \(statusLine.prefix(60))")
+            let status = try #require(Int(statusLine.split(separator: " ").dropFirst().first ?? ""))
+            let headers: [(String, String)] = lines.compactMap { line in
+                guard let colon = line.firstIndex(of: ":") else { return nil }
+                return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            }
+            let announced = headers.first { $0.0.lowercased() == "content-length" }.flatMap { Int($0.1) } ?? 0
+            let length = method == "HEAD" ? 0 : announced
+            guard rest.count >= end.upperBound - rest.startIndex + length else {
+                throw RawConnection.Failure(description: "the answer to \(method) is cut short")
+            }
+            answers.append(
+                RawHTTPResponse(
+                    status: status, headers: headers, body: Data(rest[end.upperBound..<(end.upperBound + length)])))
+            rest = rest[(end.upperBound + length)...]
+        }
+        #expect(rest.isEmpty, "bytes after the last answer: \(String(decoding: rest.prefix(80), as: UTF8.self))")
+        return answers
+    }
+
     /// The answers in `data`, one after another (each with a `Content-Length` or none: a 304 or a HEAD).
     static func responses(in data: Data) throws -> [RawHTTPResponse] {
         var answers: [RawHTTPResponse] = []

@@ -4,8 +4,9 @@ import Logging
 
 /// Turns every error into the JSON envelope of API.md and counts every answer in the metrics.
 ///
-/// Every ``APIResponseError`` (the services' domain refusals and the HTTP layer's ``APIError``) answers as it says; the framework's own errors (unknown route, bad method) are translated; anything
-/// else is logged and answered as a 500 that reveals nothing internal.
+/// Every ``APIResponseError`` (the services' domain refusals and the HTTP layer's ``APIError``) answers as it says;
+/// the framework's own errors (unknown route, bad method) are translated; anything else is logged and answered as a
+/// 500 that reveals nothing internal. An answer to `HEAD` leaves without a body (``headAnswer(_:)``).
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: ServerMetrics
 
@@ -27,7 +28,19 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         metrics.recordRequest(
             method: request.method.rawValue, route: Self.routeLabel(context.endpointPath), status: response.status.code,
             duration: ContinuousClock.now - started)
-        return response
+        return request.method == .head ? Self.headAnswer(response) : response
+    }
+
+    /// An answer to `HEAD`: the headers `GET` would get, with the body's `Content-Length`, and no body (RFC 9110
+    /// §9.3.2). The routes answer `HEAD` without a body themselves; an error's envelope is dropped here, since the
+    /// response encoder does not drop it (``KioskHTTP1Channel``).
+    static func headAnswer(_ response: Response) -> Response {
+        guard response.body.contentLength != 0 else { return response }
+        var headers = response.headers
+        if headers[.contentLength] == nil, let length = response.body.contentLength {
+            headers[.contentLength] = String(length)
+        }
+        return Response(status: response.status, headers: headers, body: ResponseBody())
     }
 
     /// The `route` label of the request metrics: the matched route's pattern, or `unmatched` when no route matched

@@ -33,13 +33,40 @@ struct KioskHTTP1Channel: ServerChildChannel {
             // one receive buffer, 2 KiB by NIO's default, which the allocator grows for larger reads.
             try channel.syncOptions?.setOption(ChannelOptions.recvAllocator, value: Self.receiveBuffers)
             let operations = channel.pipeline.syncOperations
-            let decoder = try operations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            let decoder = try replaceRequestDecoder(of: operations)
             let applicationNeeded = channel.eventLoop.makePromise(of: Void.self)
             try operations.addHandler(
                 DirectAnswerHandler(answers: answers, idleTimeout: idleTimeout, applicationNeeded: applicationNeeded),
                 position: .after(decoder))
             return Value(http1: value, applicationNeeded: applicationNeeded)
         }
+    }
+
+    /// Puts a request decoder of its own in place of the one Hummingbird's pipeline set up, with the same limits, and
+    /// returns it.
+    ///
+    /// SwiftNIO (from 2.101.3) pairs the request decoder of `configureHTTPServerPipeline` with the response encoder:
+    /// the decoder queues each request's method, and the encoder takes one from the queue for each response head it
+    /// encodes, to leave the body out of an answer to `HEAD`. A direct answer is written past the encoder, so its
+    /// request's method would stay queued, and every later answer on the connection would be framed for the request
+    /// before it: a routed answer to `HEAD` after a direct `GET` would carry its body, a routed answer to `GET` after
+    /// a direct `HEAD` would announce a body it never sends (the client waits for it). An unpaired decoder frames
+    /// every answer from the response alone, as before that version: the routes' answers to `HEAD` carry no body
+    /// themselves (``ErrorMiddleware`` drops an error's).
+    private func replaceRequestDecoder(
+        of operations: ChannelPipeline.SynchronousOperations
+    ) throws -> ByteToMessageHandler<HTTPRequestDecoder> {
+        let paired = try operations.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = http1.configuration.httpDecoder.maxHeaderFieldSize
+        limits.maxHeaderListSize = http1.configuration.httpDecoder.maxHeaderListSize
+        limits.maxHeaderFieldCount = http1.configuration.httpDecoder.maxHeaderFieldCount
+        let decoder = ByteToMessageHandler(
+            HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: limits))
+        try operations.addHandler(decoder, position: .after(paired.handler))
+        // Nothing has been read yet: the paired decoder holds no bytes, and leaves at once.
+        operations.removeHandler(context: paired, promise: nil)
+        return decoder
     }
 
     /// The receive buffers: 1 KiB to start with, between 64 bytes and 64 KiB as reads go.
