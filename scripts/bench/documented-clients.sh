@@ -32,15 +32,7 @@ COMMANDS="$(awk '/<!-- bench-clients -->/ {found=1; next} found && /^```sh/ {ins
     inside && !/^#/ && NF {print}' docs/testing-downloads.md)"
 [[ -n "$COMMANDS" ]] || die "no bench-clients block in docs/testing-downloads.md"
 
-"$KIOSK_BIN" bench "$WORK_DIR/served" --port 0 --seed 7 --log-level warning \
-    >"$WORK_DIR/bench.out" 2>"$WORK_DIR/bench.err" &
-KIOSK_PID=$!
-for _ in $(seq 1 100); do
-    grep -q 'Kiosk listening on' "$WORK_DIR/bench.out" 2>/dev/null && break
-    kill -0 "$KIOSK_PID" 2>/dev/null || { cat "$WORK_DIR/bench.err" >&2; die "kiosk bench exited"; }
-    sleep 0.1
-done
-BASE="$(grep -o 'http://[^[:space:]]*' "$WORK_DIR/bench.out")" || die "kiosk bench printed no address"
+start_bench "$WORK_DIR/served"
 ALL="$(curl -fsS "$BASE/s/" | jq -r '.scenarios[].name')"
 
 # scenarios client — the scenarios the client must pass.

@@ -48,15 +48,7 @@ mkdir -p "$WORK_DIR/served" "$WORK_DIR/clients"
 head -c "$SIZE" /dev/urandom >"$WORK_DIR/served/$FILE_NAME"
 FILE_SHA="$(sha256sum "$WORK_DIR/served/$FILE_NAME" | cut -d' ' -f1)"
 
-"$KIOSK_BIN" bench "$WORK_DIR/served" --port 0 --seed 7 --log-level warning \
-    >"$WORK_DIR/bench.out" 2>"$WORK_DIR/bench.err" &
-KIOSK_PID=$!
-for _ in $(seq 1 100); do
-    grep -q 'Kiosk listening on' "$WORK_DIR/bench.out" 2>/dev/null && break
-    kill -0 "$KIOSK_PID" 2>/dev/null || { cat "$WORK_DIR/bench.err" >&2; die "kiosk bench exited"; }
-    sleep 0.1
-done
-BASE="$(grep -o 'http://[^[:space:]]*' "$WORK_DIR/bench.out")" || die "kiosk bench printed no address"
+start_bench "$WORK_DIR/served"
 log "kiosk bench at $BASE ($KIOSK_BIN)"
 SCENARIOS="$(curl -fsS "$BASE/s/" | jq -r '.scenarios[].name')"
 

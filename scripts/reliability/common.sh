@@ -130,6 +130,18 @@ start_kiosk() {
 }
 
 # post_json url json — POSTs a JSON body and prints the answer (fails on HTTP errors).
+# start_bench FOLDER — `kiosk bench FOLDER` on a free loopback port with seed 7 (KIOSK_PID, BASE: its address).
+start_bench() {
+    "$KIOSK_BIN" bench "$1" --port 0 --seed 7 --log-level warning >"$WORK_DIR/bench.out" 2>"$WORK_DIR/bench.err" &
+    KIOSK_PID=$!
+    for _ in $(seq 1 100); do
+        grep -q 'Kiosk listening on' "$WORK_DIR/bench.out" 2>/dev/null && break
+        kill -0 "$KIOSK_PID" 2>/dev/null || { cat "$WORK_DIR/bench.err" >&2; die "kiosk bench exited"; }
+        sleep 0.1
+    done
+    BASE="$(grep -o 'http://[^[:space:]]*' "$WORK_DIR/bench.out")" || die "kiosk bench printed no address"
+}
+
 post_json() { curl -sS --fail-with-body -H 'Content-Type: application/json' --data "$2" "$1"; }
 
 # grant product_id — buys the product in the sandbox store and asks for a grant; sets GRANT_RECEIPT, GRANT_TOKEN,

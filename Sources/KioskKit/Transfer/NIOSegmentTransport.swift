@@ -31,20 +31,10 @@
 
         init(timeout: TimeInterval, maximumConnections: Int) {
             self.timeout = timeout
-            let idle = TimeAmount.milliseconds(Int64(max(0.001, timeout) * 1000))
-            var configuration = HTTPClient.Configuration()
-            configuration.httpVersion = .http1Only
-            configuration.decompression = .disabled
             // A grant's URLs are checked to be on the server's own origin; a redirect would take the bearer token
             // elsewhere. It is answered as the status it is.
-            configuration.redirectConfiguration = .disallow
-            configuration.timeout = HTTPClient.Configuration.Timeout(connect: idle, read: idle)
-            configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
-                idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, maximumConnections))
-            // A connection that cannot be made fails its request at once, as with URLSession: retrying is the
-            // download's own policy (RetryPolicy), which waits for a server that is gone without using up attempts.
-            // AsyncHTTPClient's own retries held the request until the connect timeout (60 s by default).
-            configuration.connectionPool.retryConnectionEstablishment = false
+            var configuration = HTTPClient.Configuration.kioskDownloads(timeout: timeout)
+            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, maximumConnections)
             group = MultiThreadedEventLoopGroup(
                 numberOfThreads: Self.eventLoopCount(maximumConnections: maximumConnections))
             client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
@@ -103,6 +93,26 @@
             } onCancel: {
                 start.cancel()
             }
+        }
+    }
+
+    extension HTTPClient.Configuration {
+        /// What KioskKit's downloads (``NIOSegmentTransport``, ``NIOStreamingTransport``) ask of AsyncHTTPClient:
+        /// HTTP/1.1; the bytes as sent (no decompression); no redirect (a 3xx is answered as the status it is);
+        /// `timeout` seconds as the connect and the idle read timeout; idle connections kept 60 s; and a connection
+        /// that cannot be made fails its request at once, as with URLSession: retrying is the download's own policy
+        /// (``RetryPolicy``), which waits for a server that is gone without using up attempts (AsyncHTTPClient's
+        /// own retries held the request until the connect timeout, 60 s by default).
+        static func kioskDownloads(timeout: TimeInterval) -> HTTPClient.Configuration {
+            let idle = TimeAmount.milliseconds(Int64(max(0.001, timeout) * 1000))
+            var configuration = HTTPClient.Configuration()
+            configuration.httpVersion = .http1Only
+            configuration.decompression = .disabled
+            configuration.redirectConfiguration = .disallow
+            configuration.timeout = HTTPClient.Configuration.Timeout(connect: idle, read: idle)
+            configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(idleTimeout: .seconds(60))
+            configuration.connectionPool.retryConnectionEstablishment = false
+            return configuration
         }
     }
 

@@ -16,16 +16,8 @@
         private let timeout: TimeAmount
 
         init(timeout: TimeInterval) {
-            let idle = TimeAmount.milliseconds(Int64(max(0.001, timeout) * 1000))
-            var configuration = HTTPClient.Configuration()
-            configuration.httpVersion = .http1Only
-            configuration.decompression = .disabled
-            configuration.redirectConfiguration = .disallow
-            configuration.timeout = HTTPClient.Configuration.Timeout(connect: idle, read: idle)
-            // Retrying is the download's own policy (RetryPolicy), as for content.
-            configuration.connectionPool.retryConnectionEstablishment = false
-            client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            self.timeout = idle
+            client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .kioskDownloads(timeout: timeout))
+            self.timeout = .milliseconds(Int64(max(0.001, timeout) * 1000))
         }
 
         func get(_ url: URL, headers: [String: String]) async throws(KioskError) -> (AnswerHead, any AnswerBody) {
