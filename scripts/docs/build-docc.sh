@@ -8,9 +8,10 @@
 #   docc preview Sources/KioskKit/KioskKit.docc --additional-symbol-graph-dir .build/docc/symbol-graphs/KioskKit \
 #       --fallback-display-name KioskKit --fallback-bundle-identifier com.example.kiosk.KioskKit   # to browse it
 #
-# 1. Builds the KioskKit target as an app gets it (the package's default trait "Server" off: KioskCore, KioskKit and
-#    swift-crypto only), in a scratch folder of its own (.build/docc, kept for the next run), with the compiler
-#    emitting symbol graphs. The first run compiles swift-crypto; later ones only what changed.
+# 1. Builds KioskKit as an app gets it, with the compiler emitting symbol graphs: the package Examples/ReadmeSnippets,
+#    which adds KioskKit with `traits: []` (KioskCore, KioskKit and swift-crypto only) and compiles every snippet of
+#    the README and of the catalog (the snippets check: Examples/ReadmeSnippets/check-snippets.py says which). One
+#    build for both: swift-crypto is compiled once more than the main build, not twice.
 # 2. Keeps KioskKit's own symbols: the compiler's graph of KioskKit also holds every symbol of the modules it
 #    re-exports (Foundation, KioskCore…), which DocC would document as KioskKit's (docc-symbols.py filter).
 # 3. Checks that every top-level public symbol is in a Topics section of the catalog, and every member of a symbol
@@ -29,18 +30,10 @@ CATALOG=Sources/KioskKit/KioskKit.docc
 ALL_GRAPHS="$SCRATCH/symbol-graphs/all"
 GRAPHS="$SCRATCH/symbol-graphs/KioskKit"
 
-# Resolving without the trait "Server" rewrites Package.resolved with swift-crypto's pins alone: put it back as it was.
-mkdir -p "$SCRATCH"
-if [[ -f Package.resolved ]]; then
-    cp Package.resolved "$SCRATCH/Package.resolved.saved"
-    trap 'mv "$SCRATCH/Package.resolved.saved" Package.resolved' EXIT
-else
-    trap 'rm -f Package.resolved' EXIT
-fi
-
-echo "== build KioskKit with symbol graphs (traits off, scratch path .build/docc)"
+echo "== build Examples/ReadmeSnippets (KioskKit with traits: [], every snippet) with symbol graphs"
+rm -rf "$ALL_GRAPHS"
 mkdir -p "$ALL_GRAPHS"
-swift build --target KioskKit --disable-default-traits --scratch-path "$SCRATCH" \
+swift build --package-path Examples/ReadmeSnippets \
     -Xswiftc -emit-symbol-graph -Xswiftc -emit-symbol-graph-dir -Xswiftc "$ALL_GRAPHS"
 
 echo "== KioskKit's own symbols"
