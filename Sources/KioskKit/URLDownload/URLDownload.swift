@@ -66,9 +66,11 @@ public struct URLDownload: Sendable {
     public struct Outcome: Sendable, Hashable {
         /// The destination, which now holds the file.
         public var file: URL
+        /// The file's length in bytes.
         public var length: Int64
         /// Its lowercase hex SHA-256.
         public var sha256: String
+        /// What the bytes were checked against before they were moved into place.
         public var verification: Verification
         /// The bytes on disk when this run started (resumed from an earlier run).
         public var resumedFrom: Int64
@@ -82,8 +84,11 @@ public struct URLDownload: Sendable {
     /// The `User-Agent` of the requests.
     static let userAgent = "KioskKit-URLDownload/1"
 
+    /// The file's URL.
     public let url: URL
+    /// Where the file goes once verified (its folder holds the partial file meanwhile).
     public let destination: URL
+    /// How the download retries and what it checks.
     public let configuration: Configuration
     private let makeTransport: @Sendable () -> any StreamingTransport
 
