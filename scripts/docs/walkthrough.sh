@@ -43,8 +43,16 @@ adapt "$WORK_DIR/serve.sh" >"$WORK_DIR/serve-adapted.sh"
 adapt "$WORK_DIR/steps.sh" >"$WORK_DIR/steps-adapted.sh"
 
 log "starting the server as the first block does"
-(cd "$WORK_DIR" && exec bash "$WORK_DIR/serve-adapted.sh") >"$WORK_DIR/serve.out" 2>"$WORK_DIR/serve.err" &
+# In a session of its own: `swift run` starts kiosk as its child, and the whole group is stopped at the end.
+setsid bash -c 'cd "$1" && exec bash "$1/serve-adapted.sh"' walkthrough "$WORK_DIR" \
+    >"$WORK_DIR/serve.out" 2>"$WORK_DIR/serve.err" &
 KIOSK_PID=$!
+stop_server() {
+    kill -TERM -- "-$KIOSK_PID" 2>/dev/null || return 0
+    for _ in $(seq 1 100); do kill -0 -- "-$KIOSK_PID" 2>/dev/null || return 0; sleep 0.1; done
+    kill -KILL -- "-$KIOSK_PID" 2>/dev/null
+}
+trap 'stop_server; cleanup' EXIT
 for _ in $(seq 1 600); do
     grep -q "Kiosk listening on" "$WORK_DIR/serve.out" "$WORK_DIR/serve.err" 2>/dev/null && break
     kill -0 "$KIOSK_PID" 2>/dev/null || { tail -20 "$WORK_DIR/serve.err" >&2; die "the server exited"; }
