@@ -24,7 +24,7 @@ public final class BenchFolder: Sendable {
     public let path: String
     /// The open folder, owned by this object.
     private let descriptor: CInt
-    private let digests = BenchDigests()
+    private let digests = FileVersionDigests()
     private let changedDigests = ChangedDigests()
 
     /// Why the folder cannot be served.
@@ -58,7 +58,10 @@ public final class BenchFolder: Sendable {
         }
         let file: OpenContentFile
         do {
-            let digest = try await digests.digest(of: relativePath, identity: identity, descriptor: fileDescriptor)
+            let digest = try await digests.digest(of: relativePath, identity: identity) {
+                // The descriptor is open until this returns: later callers wait for this task.
+                try await FileVersionDigests.sha256(of: fileDescriptor, identity: identity)
+            }
             file = OpenContentFile(
                 adopting: fileDescriptor, productID: "",
                 file: ManifestFile(path: relativePath, directory: path, digest: digest, identity: identity))
@@ -98,57 +101,5 @@ public final class BenchFolder: Sendable {
             return nil
         }
         return (file, FileIdentity(info))
-    }
-}
-
-/// The SHA-256 of the files a ``BenchFolder`` served, by path and identity, each computed once.
-private actor BenchDigests {
-    private var known: [String: (identity: FileIdentity, digest: SHA256Digest)] = [:]
-    private var hashing: [String: (identity: FileIdentity, task: Task<SHA256Digest, any Error>)] = [:]
-
-    /// The digest of the file open as `descriptor` (which stays open), the file at `path` with `identity`.
-    func digest(of path: String, identity: FileIdentity, descriptor: CInt) async throws -> SHA256Digest {
-        if let entry = known[path], entry.identity == identity { return entry.digest }
-        if let entry = hashing[path], entry.identity == identity { return try await entry.task.value }
-        let task = Task<SHA256Digest, any Error> {
-            // The descriptor is the caller's, open until this returns: later callers wait for this task.
-            let copy = dup(descriptor)
-            guard copy >= 0 else { throw IOError(errnoCode: errno, reason: "dup") }
-            return try await NIOThreadPool.singleton.runIfActive {
-                defer { close(copy) }
-                let digest = try Self.hash(copy)
-                // Changed while it was read: the digest may describe no version of it.
-                guard FileIdentity(descriptor: copy) == identity else {
-                    throw APIError(
-                        .notReady, "The file changed while it was being hashed; try again.",
-                        headers: ["Retry-After": "1"])
-                }
-                return digest
-            }
-        }
-        hashing[path] = (identity, task)
-        defer { if hashing[path]?.identity == identity { hashing[path] = nil } }
-        let digest = try await task.value
-        known[path] = (identity, digest)
-        return digest
-    }
-
-    /// The SHA-256 of the file open as `descriptor`, read with `pread(2)` from its start. Blocking.
-    private static func hash(_ descriptor: CInt) throws -> SHA256Digest {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 64)
-        defer { buffer.deallocate() }
-        var hasher = SHA256()
-        var offset: off_t = 0
-        while true {
-            let count = pread(descriptor, buffer.baseAddress, buffer.count, offset)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw IOError(errnoCode: errno, reason: "pread")
-            }
-            if count == 0 { break }
-            hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
-            offset += off_t(count)
-        }
-        return SHA256Digest(hasher.finalize())
     }
 }

@@ -23,7 +23,8 @@ final class OpenContentFile: Sendable {
     /// Where it was opened: the file's absolute path, the cache's key.
     let path: String
     /// The open descriptor, read-only, owned by this object.
-    private let descriptor: CInt
+    /// The open file (the module's hashing reads it through a duplicate: ``FileVersionDigests``).
+    let descriptor: CInt
     /// Its length and validators, as the precondition and range evaluation take them.
     let representation: RepresentationMetadata
     /// `ETag`.
@@ -97,10 +98,6 @@ final class OpenContentFile: Sendable {
         }
         return total
     }
-
-    /// The identity of the open file now (`fstat(2)`), nil when it cannot be read: another than ``file``'s when the
-    /// file was changed in place since it was opened. Blocking.
-    var currentIdentity: FileIdentity? { FileIdentity(descriptor: descriptor) }
 
     /// Opens `file` without following links and checks that the open file is the one the manifest describes.
     /// Blocking: call it on a thread that may block.
