@@ -6,7 +6,7 @@
 # a renewed URL, as an app asks its backend for a fresh signed URL. CI runs it (.ci/run), so the commands users copy
 # work as written.
 #
-#   scripts/bench/documented-clients.sh            # KIOSK_BIN: the kiosk to run (default: the debug build, built if missing)
+#   scripts/bench/documented-clients.sh            # KIOSK_BIN: the kiosk to run (default: the debug build, built now)
 #
 # Which scenarios each client must pass: kiosk get, Python and Swift every built-in one, but Swift on Linux neither `corrupt`
 # nor `length-long` (it checks Repr-Digest with CryptoKit, which only Apple platforms have); the curl loop the
@@ -18,10 +18,7 @@ trap cleanup EXIT
 
 require_tools curl python3 jq
 cd "$REPO_ROOT"
-if [[ -z "${KIOSK_BIN:-}" ]]; then
-    KIOSK_BIN="$(swift build --show-bin-path)/kiosk"
-    [[ -x "$KIOSK_BIN" ]] || swift build --product kiosk >&2
-fi
+debug_kiosk
 
 WORK_DIR="$(mktemp -d /tmp/kiosk-readme-clients.XXXXXX)"
 mkdir -p "$WORK_DIR/served"

@@ -37,11 +37,7 @@ python3 -c "import requests" 2>/dev/null || {
     DEBIAN_FRONTEND=noninteractive apt-get install -y python3-requests >&2 || pip install --quiet requests
 }
 cd "$REPO_ROOT"
-if [[ -z "${KIOSK_BIN:-}" ]]; then
-    log "building kiosk (debug)"
-    swift build --product kiosk >&2
-    KIOSK_BIN="$(swift build --show-bin-path)/kiosk"
-fi
+debug_kiosk
 
 WORK_DIR="$(mktemp -d /tmp/kiosk-scorecard.XXXXXX)"
 mkdir -p "$WORK_DIR/served" "$WORK_DIR/clients"

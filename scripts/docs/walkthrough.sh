@@ -12,11 +12,11 @@ set -euo pipefail
 LOG_TAG=walkthrough
 source "$(dirname "$0")/../reliability/common.sh"
 trap cleanup EXIT
-require_tools curl python3
+require_tools curl python3 ss
 cd "$REPO_ROOT"
 
 WORK_DIR="$(mktemp -d /tmp/kiosk-walkthrough.XXXXXX)"
-PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+PORT="$(free_port)"
 BASE="http://127.0.0.1:$PORT"
 
 # The sh blocks of "## Walk-through…", up to the next "## ".

@@ -9,7 +9,7 @@
 #
 #   scripts/openapi/check.sh
 #
-# KIOSK_BIN: the kiosk to run (default: the debug build, built if missing); OPENAPI_MAX_EXAMPLES: cases per operation
+# KIOSK_BIN: the kiosk to run (default: the debug build, built now); OPENAPI_MAX_EXAMPLES: cases per operation
 # and phase (default 50); OPENAPI_SEED: Schemathesis's seed (default 34); OPENAPI_EXTRA: more options for
 # `schemathesis run` (e.g. `--include-path /v1/downloads`).
 #
@@ -40,10 +40,7 @@ validate(document)
 print(f"openapi.yaml: valid OpenAPI {document['openapi']}, {len(document['paths'])} paths")
 PY
 
-if [[ -z "${KIOSK_BIN:-}" ]]; then
-    KIOSK_BIN="$(swift build --show-bin-path)/kiosk"
-    [[ -x "$KIOSK_BIN" ]] || swift build --product kiosk >&2
-fi
+debug_kiosk
 
 # The sample catalog and a product with what the grant schema has beyond files: chunks (a file of several), a pack
 # (two files or more) and subchunks.

@@ -114,32 +114,45 @@ start_kiosk() {
     "$KIOSK_BIN" serve --host 127.0.0.1 --port 0 --content "$CONTENT_DIR" --data "$DATA_DIR" --reload-interval 0 \
         --log-level warning "$@" >"$WORK_DIR/kiosk.out" 2>"$WORK_DIR/kiosk.err" &
     KIOSK_PID=$!
-    KIOSK_BASE=""
-    local line
-    for _ in $(seq 1 1200); do
-        if line="$(grep -m1 -o 'Kiosk listening on http://[^[:space:]]*' "$WORK_DIR/kiosk.out" 2>/dev/null)"; then
-            KIOSK_BASE="${line#Kiosk listening on }"
-            break
-        fi
-        kill -0 "$KIOSK_PID" 2>/dev/null || { cat "$WORK_DIR/kiosk.err" >&2; die "kiosk exited during startup"; }
-        sleep 0.1
-    done
-    [[ -n "$KIOSK_BASE" ]] || { cat "$WORK_DIR/kiosk.err" >&2; die "kiosk did not print its address"; }
+    wait_listening kiosk
     KIOSK_PORT="${KIOSK_BASE##*:}"
     log "kiosk pid $KIOSK_PID at $KIOSK_BASE"
 }
 
 # post_json url json — POSTs a JSON body and prints the answer (fails on HTTP errors).
-# start_bench FOLDER — `kiosk bench FOLDER` on a free loopback port with seed 7 (KIOSK_PID, BASE: its address).
-start_bench() {
-    "$KIOSK_BIN" bench "$1" --port 0 --seed 7 --log-level warning >"$WORK_DIR/bench.out" 2>"$WORK_DIR/bench.err" &
-    KIOSK_PID=$!
-    for _ in $(seq 1 100); do
-        grep -q 'Kiosk listening on' "$WORK_DIR/bench.out" 2>/dev/null && break
-        kill -0 "$KIOSK_PID" 2>/dev/null || { cat "$WORK_DIR/bench.err" >&2; die "kiosk bench exited"; }
+# wait_listening NAME — waits (up to 2 minutes) for KIOSK_PID to print `Kiosk listening on URL` into
+# $WORK_DIR/NAME.out; KIOSK_BASE is that URL. Dies with NAME.err when it exits or never says.
+wait_listening() {
+    KIOSK_BASE=""
+    local line
+    for _ in $(seq 1 1200); do
+        if line="$(grep -m1 -o 'Kiosk listening on http://[^[:space:]]*' "$WORK_DIR/$1.out" 2>/dev/null)"; then
+            KIOSK_BASE="${line#Kiosk listening on }"
+            return
+        fi
+        kill -0 "$KIOSK_PID" 2>/dev/null || { cat "$WORK_DIR/$1.err" >&2; die "$1 exited during startup"; }
         sleep 0.1
     done
-    BASE="$(grep -o 'http://[^[:space:]]*' "$WORK_DIR/bench.out")" || die "kiosk bench printed no address"
+    cat "$WORK_DIR/$1.err" >&2
+    die "$1 did not print its address"
+}
+
+# start_bench FOLDER — `kiosk bench FOLDER` on a free loopback port with seed 7 (KIOSK_PID; BASE: its address).
+start_bench() {
+    : >"$WORK_DIR/bench.out"
+    "$KIOSK_BIN" bench "$1" --port 0 --seed 7 --log-level warning >"$WORK_DIR/bench.out" 2>"$WORK_DIR/bench.err" &
+    KIOSK_PID=$!
+    wait_listening bench
+    BASE="$KIOSK_BASE"
+}
+
+# debug_kiosk — KIOSK_BIN when set, else the debug build of kiosk, built now (a no-op when it is up to date).
+debug_kiosk() {
+    cd "$REPO_ROOT"
+    [[ -z "${KIOSK_BIN:-}" ]] || return 0
+    log "building kiosk (debug)"
+    swift build --product kiosk >&2
+    KIOSK_BIN="$(swift build --show-bin-path)/kiosk"
 }
 
 post_json() { curl -sS --fail-with-body -H 'Content-Type: application/json' --data "$2" "$1"; }
