@@ -26,20 +26,21 @@
             do {
                 // The deadline covers the wait for the head; the body's waits are the configuration's read timeout.
                 let response = try await client.execute(request, timeout: timeout)
-                var fields: [String: String] = [:]
-                for (name, value) in response.headers {
-                    fields[name.lowercased()] = fields[name.lowercased()].map { "\($0), \(value)" } ?? value
-                }
-                return (
-                    AnswerHead(status: Int(response.status.code), fields: fields), NIOAnswerBody(response.body, url)
-                )
+                let head = AnswerHead(
+                    status: Int(response.status.code), fields: response.headers.map { ($0.name, $0.value) })
+                return (head, NIOAnswerBody(response.body, url))
             } catch {
-                throw KioskError.transport(
-                    error is CancellationError ? error : SegmentDelegate.urlError(error), url: url)
+                throw Self.failure(error, url: url)
             }
         }
 
         func shutdown() async { try? await client.shutdown() }
+
+        /// What an AsyncHTTPClient error of a request for `url` is reported as: cancellation as cancellation, the
+        /// rest as the URLSession error it stands for (``SegmentDelegate/urlError(_:)``).
+        static func failure(_ error: any Error, url: URL) -> KioskError {
+            KioskError.transport(error is CancellationError ? error : SegmentDelegate.urlError(error), url: url)
+        }
     }
 
     /// The body of an AsyncHTTPClient response. Dropping it (``cancel()``) ends its request and closes the
@@ -61,8 +62,7 @@
                 return buffer.map { Data($0.readableBytesView) }
             } catch {
                 iterator = nil
-                throw KioskError.transport(
-                    error is CancellationError ? error : SegmentDelegate.urlError(error), url: url)
+                throw NIOStreamingTransport.failure(error, url: url)
             }
         }
 

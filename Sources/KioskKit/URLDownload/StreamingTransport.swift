@@ -22,9 +22,15 @@ struct AnswerHead: Sendable, Equatable {
     var status: Int
     var fields: [String: String]
 
-    init(status: Int, fields: [String: String]) {
+    /// A head of `status` and the fields `fields` as they came, in order (names in any case, repeated or not).
+    init(status: Int, fields: some Sequence<(String, String)>) {
         self.status = status
-        self.fields = Dictionary(fields.map { ($0.key.lowercased(), $0.value) }) { "\($0), \($1)" }
+        self.fields = Dictionary(fields.map { ($0.lowercased(), $1) }) { "\($0), \($1)" }
+    }
+
+    /// A head of `status` and the fields `fields`.
+    init(status: Int, fields: [String: String]) {
+        self.init(status: status, fields: fields.map { ($0.key, $0.value) })
     }
 
     /// The field `name` (any case).
