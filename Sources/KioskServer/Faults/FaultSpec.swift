@@ -194,6 +194,11 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
             let name = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
             let value = parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : nil
             if parts.count == 2, value?.isEmpty == true { throw FaultSpecError("'\(name)' needs a value") }
+            if let flag = Self.switches[name] {
+                try Self.checkNoValue(value, name)
+                self[keyPath: flag] = true
+                continue
+            }
             switch name {
             case "cut":
                 try Self.checkUnset(cut == nil, name)
@@ -222,21 +227,12 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
                     throw FaultSpecError("'retry-after' must be whole seconds from 0 to 3600, not '\(text)'")
                 }
                 retryAfter = seconds
-            case "ignore-range":
-                try Self.checkNoValue(value, name)
-                ignoreRange = true
-            case "etag-change":
-                try Self.checkNoValue(value, name)
-                etagChange = true
             case "corrupt":
                 try Self.checkUnset(corrupt == nil, name)
                 corrupt = try value.map { v throws(FaultSpecError) in try Self.parseOffset(v, for: name) } ?? .random
             case "first-byte":
                 try Self.checkUnset(firstByte == nil, name)
                 firstByte = try Self.parseDuration(Self.required(value, name), for: name)
-            case "error-page":
-                try Self.checkNoValue(value, name)
-                errorPage = true
             case "node":
                 try Self.checkUnset(node == nil, name)
                 let text = try Self.required(value, name).lowercased()
@@ -250,12 +246,6 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
                 try Self.checkNoValue(value, name)
                 try Self.checkUnset(contentRange == nil, "no-content-range' or 'range-off-by-one")
                 contentRange = ContentRangeFault(rawValue: name)
-            case "refuse-range":
-                try Self.checkNoValue(value, name)
-                refuseRange = true
-            case "reset":
-                try Self.checkNoValue(value, name)
-                reset = true
             case "trickle":
                 try Self.checkUnset(trickle == nil, name)
                 let text = try Self.required(value, name)
@@ -266,15 +256,6 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
                 let bytes = try Self.parseSize(String(pieces[0]), for: name)
                 guard bytes > 0 else { throw FaultSpecError("'trickle' needs at least one byte at a time") }
                 trickle = Trickle(bytes: bytes, pause: try Self.parseDuration(String(pieces[1]), for: name))
-            case "expire":
-                try Self.checkNoValue(value, name)
-                expire = true
-            case "changed":
-                try Self.checkNoValue(value, name)
-                changed = true
-            case "gzip-range":
-                try Self.checkNoValue(value, name)
-                gzipRange = true
             case "length-lie":
                 try Self.checkUnset(lengthLie == nil, name)
                 let text = try Self.required(value, name).lowercased()
@@ -383,6 +364,13 @@ public struct FaultSpec: Sendable, Hashable, CustomStringConvertible {
     }
 
     // MARK: Values
+
+    /// The items that take no value and switch a fault on, by name.
+    private static let switches: [String: WritableKeyPath<FaultSpec, Bool> & Sendable] = [
+        "ignore-range": \.ignoreRange, "etag-change": \.etagChange, "error-page": \.errorPage,
+        "refuse-range": \.refuseRange, "reset": \.reset, "expire": \.expire, "changed": \.changed,
+        "gzip-range": \.gzipRange,
+    ]
 
     private static func checkUnset(_ isUnset: Bool, _ name: String) throws(FaultSpecError) {
         guard isUnset else { throw FaultSpecError("'\(name)' is given twice") }
