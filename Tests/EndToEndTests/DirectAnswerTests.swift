@@ -169,6 +169,72 @@ struct DirectAnswerTests {
         }
     }
 
+    /// A product with one file larger than a slow reader's socket buffers hold (8 MiB): its body is still on its
+    /// way when the reader next acts. Written into the content folder before the server starts.
+    static func writeBigProduct(into content: URL) throws {
+        let folder = content.appendingPathComponent(bigProduct)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("Contents"), withIntermediateDirectories: true)
+        let info = ["product_id": bigProduct, "type": "non_consumable", "title": "Big", "content_version": "1"]
+        try JSONSerialization.data(withJSONObject: info).write(to: folder.appendingPathComponent("Info.json"))
+        try Data(repeating: 7, count: 8 << 20).write(to: folder.appendingPathComponent("Contents/big.bin"))
+    }
+
+    static let bigProduct = "com.example.big"
+
+    /// A client that sends its requests and closes its side while a content body is on its way (the event loop
+    /// sending it) gets that body whole and the answers to the requests it sent after it, then the connection
+    /// closes: on a connection that never needed the application's side, and on one that did.
+    @Test(arguments: [false, true])
+    func aClientThatClosesItsSideGetsEveryAnswerItAskedFor(routedFirst: Bool) async throws {
+        try await TestServer.with(prepareContent: Self.writeBigProduct) { server in
+            let purchase = try await server.buy(Self.bigProduct)
+            let grant = try await server.grant(Self.bigProduct, receipt: purchase.receiptData)
+            let file = try #require(grant.files.first)
+            let target = try #require(URLComponents(string: file.url)?.path)
+            let connection = try RawConnection(port: server.port, receiveBuffer: 16 << 10)
+            let routed = routedFirst ? "GET /v1/nowhere HTTP/1.1\r\nHost: k\r\n\r\n" : ""
+            connection.send(
+                routed + "GET \(target) HTTP/1.1\r\nHost: k\r\nAuthorization: Bearer \(grant.token)\r\n\r\n"
+                    + "GET /healthz HTTP/1.1\r\nHost: k\r\n\r\n")
+            let first = try await RawConnection.onThread { connection.receive(for: .seconds(30), stopAfter: 64 << 10) }
+            try #require(!first.closed && first.data.count >= 64 << 10)
+            connection.shutdownWrite()
+            let rest = try await RawConnection.onThread { connection.receive(for: .seconds(60)) }
+            #expect(rest.closed, "the connection stayed open")
+            let answers = try Self.responses(in: first.data + rest.data)
+            #expect(answers.map(\.status) == (routedFirst ? [404] : []) + [200, 200])
+            #expect(answers.dropLast().last?.body.count == Int(file.length), "the body was cut")
+            #expect(answers.last?.text == #"{"status":"ok"}"#)
+        }
+    }
+
+    /// A reader that stops reading a body the event loop sends is cut by the send timeout, also when the idle
+    /// timeout is much longer (the connection's one timer is brought forward to the send deadline), and counted.
+    @Test func aReaderThatStopsIsCutByTheSendTimeoutBeforeTheIdleTimeout() async throws {
+        try await TestServer.with(
+            prepareContent: Self.writeBigProduct,
+            configure: {
+                $0.idleTimeout = .seconds(600)
+                $0.sendTimeout = .seconds(1)
+            }
+        ) { server in
+            let purchase = try await server.buy(Self.bigProduct)
+            let grant = try await server.grant(Self.bigProduct, receipt: purchase.receiptData)
+            let file = try #require(grant.files.first)
+            let target = try #require(URLComponents(string: file.url)?.path)
+            let connection = try RawConnection(port: server.port, receiveBuffer: 4096)
+            connection.send("GET \(target) HTTP/1.1\r\nHost: k\r\nAuthorization: Bearer \(grant.token)\r\n\r\n")
+            // Never read until the server has given up (a bound far below the idle timeout, far above the send one).
+            let cut = try await eventually(.seconds(120)) {
+                try await server.metric("kiosk_connection_timeouts_total{reason=\"send\"}") >= 1
+            }
+            #expect(cut)
+            #expect(try await RawConnection.onThread { connection.isClosed(within: .seconds(60)) })
+            #expect(try await server.metric("kiosk_content_active_streams") == 0)
+        }
+    }
+
     /// On one connection, answers from the event loop and from the routes alternate with `GET` and `HEAD`: each
     /// answer to `HEAD` has no body and each answer to `GET` its whole body, whatever the answer before it (SwiftNIO's
     /// response encoder, which frames answers to `HEAD` by the requests it saw, never sees the event loop's).

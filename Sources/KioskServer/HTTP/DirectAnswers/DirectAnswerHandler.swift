@@ -10,7 +10,8 @@ import NIOHTTP1
 
 /// Answers the requests ``DirectAnswers`` can answer on the connection's event loop, as bytes made once per answer,
 /// and passes every other request on to the application, carrying out the decisions of a
-/// ``DirectAnswerStateMachine``; it also keeps the connection's idle timeout, for both kinds of request.
+/// ``DirectAnswerStateMachine``; it also keeps the connection's idle timeout, for both kinds of request, and the send
+/// timeout of the bodies it sends, both on one timer per connection (``ConnectionTimer``).
 ///
 /// It sits right after the HTTP/1.1 decoder, before the conversion to HTTP Types and everything after it: a direct
 /// answer costs parsing, a lookup and one `writev` of the answer's encoded head, the two headers made per answer
@@ -28,14 +29,19 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let answers: DirectAnswers
     private let idleTimeout: TimeAmount
+    /// How long one region of a body may take to go out (``DirectAnswers/sendTimeout``).
+    private let sendTimeout: TimeAmount
     private var machine = DirectAnswerStateMachine()
     /// The answer to the held head, and when that head arrived.
     private var held: (answer: DirectAnswer, route: DirectAnswers.Route, started: ContinuousClock.Instant)?
     /// The response encoder's context: direct answers are written from it, as bytes it has no part in.
     private var encoder: ChannelHandlerContext?
-    /// When something last happened on the connection, and the idle timer (one per connection, re-armed lazily).
+    /// When something last happened on the connection.
     private var lastActivity = NIODeadline.now()
-    private var idleTimer = ConnectionTimer()
+    /// The connection's one timer, for the idle timeout and the send timeout, re-armed lazily: a request, an answer
+    /// or a region sent never schedules or cancels one (cancelling costs a search of the event loop's tasks, which
+    /// a launch-day spike's thousands of connections make long).
+    private var timer = ConnectionTimer()
     /// The content answer whose body is being sent.
     private var stream: FileStream?
     /// The socket's cork, on while a content answer's head and first region are written.
@@ -56,10 +62,12 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// body (which makes the channel unwritable and writable again, every time), the application writes nothing:
     /// it learns the state once the body is out.
     private var applicationSeesWritable = true
-    /// Succeeded when the application's side of the connection must start (``KioskHTTP1Channel``): at the first
-    /// request part passed on, an error or a user event (the application acts on those), or when the connection
-    /// closes.
-    private let applicationNeeded: EventLoopPromise<Void>
+    /// The application's side of the connection, started at the first request part passed on or a request that
+    /// does not parse (``KioskHTTP1Channel``).
+    private var application: ApplicationSide
+    /// Whether the client closed its side while a body was being sent: the closure is acted on once the body and
+    /// the requests read before it are answered.
+    private var inputClosedWhileStreaming = false
 
     /// A content answer's body on its way out, one file region after another.
     private struct FileStream {
@@ -68,28 +76,29 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// The next byte to send, and the end of the body (exclusive).
         var next: Int64
         let end: Int64
-        /// The bound on each region's write.
-        let timeout: SendTimeout
+        /// When the region being written must be out (the send timeout); nil between writes.
+        var deadline: NIODeadline?
     }
 
-    /// A handler giving `answers`, closing connections idle for `idleTimeout`, and succeeding `applicationNeeded`
-    /// when the application's side must start.
-    init(answers: DirectAnswers, idleTimeout: Duration, applicationNeeded: EventLoopPromise<Void>) {
+    /// A handler giving `answers`, closing connections idle for `idleTimeout`, and starting `application` when a
+    /// request needs it.
+    init(answers: DirectAnswers, idleTimeout: Duration, application: ApplicationSide) {
         self.answers = answers
         self.idleTimeout = TimeAmount(idleTimeout)
-        self.applicationNeeded = applicationNeeded
+        self.sendTimeout = TimeAmount(answers.sendTimeout)
+        self.application = application
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
-        if context.channel.isActive && !idleTimer.isArmed {
-            armIdleTimer(at: lastActivity + idleTimeout, context: context)
+        if context.channel.isActive && !timer.isArmed {
+            armTimer(at: lastActivity + idleTimeout, context: context)
         }
     }
 
     func channelActive(context: ChannelHandlerContext) {
         lastActivity = .now()
-        if !idleTimer.isArmed { armIdleTimer(at: lastActivity + idleTimeout, context: context) }
+        if !timer.isArmed { armTimer(at: lastActivity + idleTimeout, context: context) }
         context.fireChannelActive()
     }
 
@@ -118,12 +127,12 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .queue:
             queued.append(part)
         case .forward:
-            applicationNeeded.succeed()
+            guard startApplication(context: context) else { return }
             forwardedSinceReadComplete = true
             context.fireChannelRead(wrapInboundOut(part))
         case .forwardHeldHead(let head):
             held = nil
-            applicationNeeded.succeed()
+            guard startApplication(context: context) else { return }
             forwardedSinceReadComplete = true
             context.fireChannelRead(wrapInboundOut(.head(head)))
             context.fireChannelRead(wrapInboundOut(part))
@@ -144,12 +153,27 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelReadComplete()
     }
 
+    /// Starts the application's side unless it runs already, and tells it whether the channel is writable; false
+    /// (the connection closed) when it cannot start.
+    private func startApplication(context: ChannelHandlerContext) -> Bool {
+        guard !application.isStarted else { return true }
+        guard application.start(on: context.channel) else {
+            context.close(promise: nil)
+            return false
+        }
+        // Its writer starts out writable.
+        applicationSeesWritable = true
+        if !machine.isStreaming { tellApplicationWritability(context: context) }
+        return true
+    }
+
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if !machine.isStreaming { tellApplicationWritability(context: context) }
     }
 
     /// Passes the channel's writability on when it differs from what the application's side was last told.
     private func tellApplicationWritability(context: ChannelHandlerContext) {
+        guard application.isStarted else { return }
         let writable = context.channel.isWritable
         guard writable != applicationSeesWritable else { return }
         applicationSeesWritable = writable
@@ -179,27 +203,45 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // Hummingbird closes a connection with no request of its own in progress at once: one sending a body
             // closes when the body is out instead (``finishStream(failed:context:)``).
             if machine.isStreaming { return }
+            // Without the application's side, nothing of the application is in progress either.
+            if !application.isStarted { return context.close(promise: nil) }
         }
-        // The application's side acts on the connection's events (a client's half-closure ends its side).
-        applicationNeeded.succeed()
+        if case ChannelEvent.inputClosed = event {
+            // The client closed its side: it waits for the answers to what it sent.
+            guard !machine.isStreaming else {
+                inputClosedWhileStreaming = true
+                return
+            }
+            return inputClosed(context: context)
+        }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The client closed its side and every answer is out: the application's side ends the connection when it
+    /// runs; otherwise the output closes (which closes the connection).
+    private func inputClosed(context: ChannelHandlerContext) {
+        if application.isStarted {
+            context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        } else {
+            context.close(mode: .output, promise: nil)
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         // A request that does not parse is answered (400) and the connection closed by the application's side.
-        applicationNeeded.succeed()
+        guard startApplication(context: context) else { return }
         context.fireErrorCaught(error)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        idleTimer.cancel()
-        applicationNeeded.succeed()
+        timer.cancel()
+        application.connectionEnded()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        idleTimer.cancel()
-        applicationNeeded.succeed()
+        timer.cancel()
+        application.connectionEnded()
     }
 
     /// Sends `answer` to `request`: its head, then its body, past the response encoder.
@@ -225,9 +267,7 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         encoder.write(NIOAny(IOData.byteBuffer(perAnswer)), promise: nil)
         answers.metrics.activeStreams.increment()
         do {
-            stream = FileStream(
-                handle: try file.file.duplicateHandle(), next: body.first, end: body.last + 1,
-                timeout: SendTimeout(channel: context.channel, timeout: answers.sendTimeout, metrics: answers.metrics))
+            stream = FileStream(handle: try file.file.duplicateHandle(), next: body.first, end: body.last + 1)
             sendNextRegion(through: encoder, context: context)
         } catch {
             // No descriptor left to send it with: the head is out, so the connection must go.
@@ -271,12 +311,18 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let region = FileRegion(fileHandle: stream.handle, readerIndex: Int(stream.next), endIndex: Int(end))
         let count = Int(end - stream.next)
         stream.next = end
+        let deadline = NIODeadline.now() + sendTimeout
+        stream.deadline = deadline
         self.stream = stream
-        let timeout = stream.timeout.start()
+        // The timer fires by the region's deadline: with a send timeout at least the idle timeout it always does.
+        if let armed = timer.deadline, armed > deadline {
+            timer.cancel()
+            armTimer(at: deadline, context: context)
+        }
         let written = context.eventLoop.makePromise(of: Void.self)
         encoder.writeAndFlush(NIOAny(IOData.fileRegion(region)), promise: written)
         written.futureResult.assumeIsolated().whenComplete { [self] result in
-            timeout?.cancel()
+            self.stream?.deadline = nil
             switch result {
             case .success:
                 answers.metrics.countContentBytes(count)
@@ -323,6 +369,11 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 process(part, context: context)
             }
             if !parts.isEmpty { channelReadComplete(context: context) }
+            if inputClosedWhileStreaming && !machine.isStreaming {
+                inputClosedWhileStreaming = false
+                inputClosed(context: context)
+                return
+            }
         }
         // Read on (after a `Connection: close` too: the client's close of its side ends the connection).
         if !machine.isStreaming && readPending {
@@ -331,21 +382,28 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// The idle timeout, as Hummingbird keeps it: a connection with no request in progress and nothing read or
-    /// answered for `idleTimeout` is closed. The timer re-arms for the last activity's deadline when it fires early.
-    private func armIdleTimer(at deadline: NIODeadline, context: ChannelHandlerContext) {
-        idleTimer.arm(at: deadline, context: context) { [self] context in idleTimerFired(context: context) }
+    private func armTimer(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        timer.arm(at: deadline, context: context) { [self] context in timerFired(context: context) }
     }
 
-    private func idleTimerFired(context: ChannelHandlerContext) {
-        idleTimer.fired()
+    /// The two timeouts. The send timeout: a region of a body not out by its deadline (the client stopped reading)
+    /// closes the connection, which fails the write and ends the stream. The idle timeout, as Hummingbird keeps it:
+    /// a connection with no request in progress and nothing read or answered for `idleTimeout` is closed. Otherwise
+    /// the timer re-arms for the earliest deadline still ahead.
+    private func timerFired(context: ChannelHandlerContext) {
+        timer.fired()
         let now = NIODeadline.now()
-        let deadline = lastActivity + idleTimeout
-        if machine.isIdle && deadline <= now {
-            context.close(promise: nil)
-        } else {
-            // Busy (a request in progress keeps its connection): look again a timeout later.
-            armIdleTimer(at: machine.isIdle ? deadline : now + idleTimeout, context: context)
+        let sendDeadline = stream?.deadline
+        if let sendDeadline, sendDeadline <= now {
+            answers.metrics.recordConnectionTimeout(reason: "send")
+            return context.close(promise: nil)
         }
+        let idleDeadline = lastActivity + idleTimeout
+        if machine.isIdle && idleDeadline <= now {
+            return context.close(promise: nil)
+        }
+        // Busy (a request in progress keeps its connection): look again a timeout later, or by the send deadline.
+        let next = machine.isIdle ? idleDeadline : now + idleTimeout
+        armTimer(at: min(next, sendDeadline ?? next), context: context)
     }
 }
