@@ -251,6 +251,19 @@ struct ContentPathTests {
             ("gzipper", false),
             ("*;q=0", false),
             ("", false),
+            ("GZip", true),
+            ("x-gzip;q=0.5", true),
+            ("\tgzip\t", true),
+            (",, gzip ,", true),
+            ("gzip;q=.5", true),
+            ("gzip;Q=1", true),
+            ("gzip;level=9;q=0", false),
+            ("gzip;q=1;q=0", true),
+            ("gzip;q=abc", false),
+            ("gzip;q=0.5.1", false),
+            ("gzip;q=", false),
+            ("gzip;q", true),
+            ("x-gzip;q=0, *", false),
         ] as [(String, Bool)])
     func acceptsGzip(header: String, expected: Bool) {
         #expect(ContentNegotiation.acceptsGzip(header) == expected, "\(header)")

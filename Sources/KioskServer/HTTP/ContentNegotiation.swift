@@ -1,24 +1,85 @@
-import Foundation
-
 /// What a client's `Accept-*` fields accept, for the answers that come in several forms (the catalog and grants,
 /// gzipped or not).
 enum ContentNegotiation {
     /// Whether an `Accept-Encoding` value accepts gzip (RFC 9110 §12.5.3): the quality of an explicit `gzip` or
-    /// `x-gzip` entry if there is one, otherwise that of `*`, must be above zero.
+    /// `x-gzip` entry if there is one, otherwise that of `*`, must be above zero. Codings and the `q` parameter are
+    /// matched without regard to case; a quality that is not a number counts as zero.
+    ///
+    /// Read byte by byte, without allocating: every catalog request of a launch-day spike carries the field.
     static func acceptsGzip(_ value: String?) -> Bool {
         guard let value else { return false }
-        var explicit: Double?
-        var wildcard: Double?
-        for item in value.lowercased().split(separator: ",") {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let coding = parts.first else { continue }
-            let quality = parts.dropFirst().first { $0.hasPrefix("q=") }.map { Double($0.dropFirst(2)) ?? 0 } ?? 1
-            switch coding {
-            case "gzip", "x-gzip": explicit = max(explicit ?? 0, quality)
-            case "*": wildcard = quality
-            default: continue
+        var explicit: Bool?
+        var wildcard: Bool?
+        var rest = value.utf8[...]
+        while !rest.isEmpty {
+            let end = rest.firstIndex(of: UInt8(ascii: ",")) ?? rest.endIndex
+            let entry = rest[..<end]
+            rest = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
+            let codingEnd = entry.firstIndex(of: UInt8(ascii: ";")) ?? entry.endIndex
+            let coding = trimmed(entry[..<codingEnd])
+            let isGzip = equalsIgnoringCase(coding, "gzip") || equalsIgnoringCase(coding, "x-gzip")
+            guard isGzip || equalsIgnoringCase(coding, "*") else { continue }
+            let accepted = qualityIsPositive(parameters: entry[codingEnd...])
+            if isGzip {
+                explicit = (explicit ?? false) || accepted
+            } else {
+                wildcard = accepted
             }
         }
-        return (explicit ?? wildcard ?? 0) > 0
+        return explicit ?? wildcard ?? false
+    }
+
+    /// Whether the first `q` parameter among `parameters` (`;name=value…`) is above zero; without one, the quality
+    /// is 1.
+    private static func qualityIsPositive(parameters: Substring.UTF8View) -> Bool {
+        var rest = parameters
+        while !rest.isEmpty {
+            rest = rest.dropFirst()  // the `;`
+            let end = rest.firstIndex(of: UInt8(ascii: ";")) ?? rest.endIndex
+            let parameter = trimmed(rest[..<end])
+            rest = rest[end...]
+            guard parameter.count >= 2, parameter.first.map({ $0 | 0x20 }) == UInt8(ascii: "q"),
+                parameter.dropFirst().first == UInt8(ascii: "=")
+            else { continue }
+            return isPositiveNumber(parameter.dropFirst(2))
+        }
+        return true
+    }
+
+    /// Whether `text` is a decimal number (digits, at most one `.`, at least one digit) above zero.
+    private static func isPositiveNumber(_ text: Substring.UTF8View) -> Bool {
+        var digits = 0
+        var dots = 0
+        var positive = false
+        for byte in text {
+            switch byte {
+            case UInt8(ascii: "0"): digits += 1
+            case UInt8(ascii: "1")...UInt8(ascii: "9"):
+                digits += 1
+                positive = true
+            case UInt8(ascii: "."): dots += 1
+            default: return false
+            }
+        }
+        return digits > 0 && dots <= 1 && positive
+    }
+
+    /// `text` without the spaces and tabs around it.
+    private static func trimmed(_ text: Substring.UTF8View) -> Substring.UTF8View {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let first = text.firstIndex(where: { !isSpace($0) }),
+            let last = text.lastIndex(where: { !isSpace($0) })
+        else { return text[text.endIndex...] }
+        return text[first...last]
+    }
+
+    /// Whether `text` is `lowercase` (ASCII, lower case) without regard to case.
+    private static func equalsIgnoringCase(_ text: Substring.UTF8View, _ lowercase: StaticString) -> Bool {
+        guard text.count == lowercase.utf8CodeUnitCount else { return false }
+        return zip(text, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
+            .allSatisfy { byte, expected in
+                byte == expected
+                    || (expected >= UInt8(ascii: "a") && expected <= UInt8(ascii: "z") && byte | 0x20 == expected)
+            }
     }
 }

@@ -249,8 +249,7 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         _ request: HTTPRequestHead, with answer: DirectAnswer, thenClose: Bool, through encoder: ChannelHandlerContext,
         context: ChannelHandlerContext
     ) {
-        let id =
-            request.headers.joinedValue(of: "X-Request-ID").flatMap(RequestIDs.sanitized) ?? RequestID().description
+        let id = DirectRequestID(of: request)
         if case .file(let file) = answer { answers.content?.log(file, requestID: id) }
         encoder.write(NIOAny(IOData.byteBuffer(answer.encodedHead)), promise: nil)
         let perAnswer = perAnswerHeaders(id: id, encoder: encoder)
@@ -276,10 +275,10 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// `X-Request-ID`, `Date` and the blank line that ends the head.
-    private func perAnswerHeaders(id: String, encoder: ChannelHandlerContext) -> ByteBuffer {
+    private func perAnswerHeaders(id: DirectRequestID, encoder: ChannelHandlerContext) -> ByteBuffer {
         var lines = encoder.channel.allocator.buffer(capacity: 96)
         lines.writeStaticString("X-Request-ID: ")
-        lines.writeString(id)
+        id.write(into: &lines)
         lines.writeStaticString("\r\nDate: ")
         let second = Int(time(nil))
         if second != date.second { date = (second, HTTPDateCache.shared.text(at: second)) }

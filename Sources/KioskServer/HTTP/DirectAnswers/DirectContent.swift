@@ -80,10 +80,10 @@ struct DirectContent: Sendable {
     }
 
     /// The content request's line at `debug`, as the route writes it (the path and range only: never the token).
-    func log(_ answer: DirectFileAnswer, requestID: String) {
+    func log(_ answer: DirectFileAnswer, requestID: DirectRequestID) {
         guard logger.logLevel <= .debug else { return }
         var logger = logger
-        logger[metadataKey: "request_id"] = .string(requestID)
+        logger[metadataKey: "request_id"] = .string(requestID.description)
         logger.debug("content request", metadata: ["path": "\(answer.path)", "range": "\(answer.range ?? "none")"])
     }
 
