@@ -17,7 +17,7 @@
 #   5. prints everything, with the machine's CPU model, cores and load, and writes it to PROFILE_OUT.
 #
 # Environment knobs: PROFILE_SECONDS (10), PROFILE_CONNECTIONS (2000), PROFILE_IDLE (2000), PROFILE_TOP (25),
-# PROFILE_OUT (bench-out/profile.md), KIOSK_BIN.
+# PROFILE_OUT (bench-out/profile.md), KIOSK_BIN, PROFILE_KEEP (a folder the perf recordings are copied to).
 set -euo pipefail
 
 SECONDS_PER_PROFILE="${PROFILE_SECONDS:-10}"
@@ -95,6 +95,20 @@ profile() {
         grep -E '^ +[0-9]+\.[0-9]+%' | head -n 12 || true
     echo '```'
     echo
+    echo "Top $TOP symbols in user space (the server's code, the Swift runtime and libc; % of the server's samples),"
+    echo "and who calls into the runtime most (callers' share of the samples, children included):"
+    echo
+    echo '```'
+    perf report -i "$WORK_DIR/$name.perf" --no-children --sort symbol --stdio \
+        --dsos "$(basename "$KIOSK_BIN"),libswiftCore.so,libc.so.6,libswift_Concurrency.so" 2>/dev/null |
+        grep -E '^ +[0-9]+\.[0-9]+%' | cut -c1-150 | head -n "$TOP" || true
+    echo
+    perf report -i "$WORK_DIR/$name.perf" --children --sort symbol --stdio -g none \
+        --dsos "$(basename "$KIOSK_BIN")" 2>/dev/null |
+        grep -E '^ +[0-9]+\.[0-9]+%' | cut -c1-150 | head -n "$TOP" || true
+    echo '```'
+    echo
+    if [[ -n "${PROFILE_KEEP:-}" ]]; then cp "$WORK_DIR/$name.perf" "$PROFILE_KEEP/"; fi
 }
 
 # syscalls name target [header…] — strace -c on the server during a 5 s wrk -c16 run; calls per request.

@@ -13,15 +13,21 @@ public enum Identifiers {
     /// alphabet plus spaces, `+`, `,`, `(` and `)`, no empty, `.` or `..` component, no leading slash.
     public static func isValidFilePath(_ path: String) -> Bool {
         guard !path.isEmpty, path.utf8.count <= 1024 else { return false }
-        let components = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-        return components.allSatisfy { component in
-            guard let first = component.first, component.count <= 255, first != UInt8(ascii: ".") else {
-                return false
+        // One pass over the bytes (every content request checks its path): the length of the component so far.
+        var length = 0
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/") {
+                guard length > 0 else { return false }
+                length = 0
+                continue
             }
-            return component.allSatisfy {
-                isSafeByte($0) || $0 == 0x20 || $0 == 0x2B || $0 == 0x2C || $0 == 0x28 || $0 == 0x29
-            }
+            guard length > 0 || byte != UInt8(ascii: "."),
+                isSafeByte(byte) || byte == 0x20 || byte == 0x2B || byte == 0x2C || byte == 0x28 || byte == 0x29
+            else { return false }
+            length += 1
+            guard length <= 255 else { return false }
         }
+        return length > 0
     }
 
     private static func isSafeComponent(_ text: String) -> Bool {

@@ -15,9 +15,18 @@ enum BearerToken {
     /// The token of an `Authorization` value, or nil when it is absent or names another scheme.
     static func parse(authorization: String?) -> String? {
         guard let authorization else { return nil }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return trimmingWhitespace(parts[1])
+        // The scheme, compared byte by byte (every content request carries the field): `bearer` in any case after
+        // any spaces, then the spaces before the token.
+        var rest = authorization.utf8[...]
+        while rest.first == UInt8(ascii: " ") { rest = rest.dropFirst() }
+        for expected in "bearer".utf8 {
+            guard let byte = rest.first, byte | 0x20 == expected else { return nil }
+            rest = rest.dropFirst()
+        }
+        guard rest.first == UInt8(ascii: " ") else { return nil }
+        while rest.first == UInt8(ascii: " ") { rest = rest.dropFirst() }
+        guard !rest.isEmpty else { return nil }
+        return trimmingWhitespace(Substring(rest))
     }
 
     /// The `token` query parameter of a request target, as Hummingbird's `URI.queryParameters` reads it (the first
@@ -40,6 +49,9 @@ enum BearerToken {
     /// `token` without the spaces and tabs around it (`CharacterSet.whitespaces`: tab and the Unicode space
     /// separators), without Foundation's bridging: a token is usually untouched and returned as it is.
     static func trimmingWhitespace(_ token: Substring) -> String {
+        // A token that starts and ends with a visible ASCII byte (every grant token) has nothing to trim.
+        let isVisibleASCII = { (byte: UInt8?) in byte.map { $0 > 0x20 && $0 < 0x7F } ?? false }
+        if isVisibleASCII(token.utf8.first) && isVisibleASCII(token.utf8.last) { return String(token) }
         let scalars = token.unicodeScalars
         let isSpace = { (scalar: Unicode.Scalar) in
             scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator

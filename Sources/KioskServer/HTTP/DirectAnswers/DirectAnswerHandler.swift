@@ -251,19 +251,29 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     ) {
         let id = DirectRequestID(of: request)
         if case .file(let file) = answer { answers.content?.log(file, requestID: id) }
-        encoder.write(NIOAny(IOData.byteBuffer(answer.encodedHead)), promise: nil)
-        let perAnswer = perAnswerHeaders(id: id, encoder: encoder)
+        // One buffer for the head and the headers made per answer, and a small body too: one write, not three.
+        let encodedHead = answer.encodedHead
+        let smallBody = answer.bufferedBody.flatMap { $0.readableBytes <= Self.smallBody ? $0 : nil }
+        var head = encoder.channel.allocator.buffer(
+            capacity: encodedHead.readableBytes + Self.perAnswerHeadersSize + (smallBody?.readableBytes ?? 0))
+        head.writeImmutableBuffer(encodedHead)
+        writePerAnswerHeaders(id: id, into: &head)
         guard case .file(let file) = answer, let body = file.body else {
+            var rest = answer.bufferedBody
+            if var smallBody {
+                head.writeBuffer(&smallBody)
+                rest = nil
+            }
             // A promise only when something waits for the write: most answers need none.
             let written = thenClose ? context.eventLoop.makePromise(of: Void.self) : nil
-            writeAndFlush(perAnswer, then: answer.bufferedBody, to: encoder, promise: written)
+            writeAndFlush(head, then: rest, to: encoder, promise: written)
             if let written { closeOutput(after: written.futureResult, context: context) }
             return
         }
         // The head and the body's first region leave together: corked until the first region's write.
         cork.set(true, on: context.channel)
         defer { cork.set(false, on: context.channel) }
-        encoder.write(NIOAny(IOData.byteBuffer(perAnswer)), promise: nil)
+        encoder.write(NIOAny(IOData.byteBuffer(head)), promise: nil)
         answers.metrics.activeStreams.increment()
         do {
             stream = FileStream(handle: try file.file.duplicateHandle(), next: body.first, end: body.last + 1)
@@ -274,9 +284,14 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// `X-Request-ID`, `Date` and the blank line that ends the head.
-    private func perAnswerHeaders(id: DirectRequestID, encoder: ChannelHandlerContext) -> ByteBuffer {
-        var lines = encoder.channel.allocator.buffer(capacity: 96)
+    /// A body up to this size is copied into the head's buffer (a catalog page, `/healthz`); a larger one is
+    /// written as the buffer it is (the whole catalog).
+    static let smallBody = 4096
+    /// Room for ``writePerAnswerHeaders(id:into:)``'s lines (a longest client request ID takes 64 bytes).
+    static let perAnswerHeadersSize = 128
+
+    /// Writes `X-Request-ID`, `Date` and the blank line that ends the head.
+    private func writePerAnswerHeaders(id: DirectRequestID, into lines: inout ByteBuffer) {
         lines.writeStaticString("X-Request-ID: ")
         id.write(into: &lines)
         lines.writeStaticString("\r\nDate: ")
@@ -284,7 +299,6 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if second != date.second { date = (second, HTTPDateCache.shared.text(at: second)) }
         lines.writeString(date.text)
         lines.writeStaticString("\r\n\r\n")
-        return lines
     }
 
     private func writeAndFlush(
