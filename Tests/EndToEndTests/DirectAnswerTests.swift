@@ -102,6 +102,22 @@ struct DirectAnswerTests {
             let healthBefore = try await server.metric(health)
             _ = try await server.send("GET", "/healthz")
             #expect(try await server.metric(health) == healthBefore + 1)
+
+            // One connection, the series alternating (a connection remembers the series it recorded last).
+            let direct = #"kiosk_http_direct_answers_total{route="/v1/products"}"#
+            let (before304, beforeHealth, beforeDirect) = (
+                try await server.metric(series), try await server.metric(health), try await server.metric(direct)
+            )
+            let notModified = "GET /v1/products HTTP/1.1\r\nHost: k\r\nIf-None-Match: \(tag)\r\n\r\n"
+            let connection = try RawConnection(port: server.port)
+            connection.send(
+                notModified + notModified + "GET /healthz HTTP/1.1\r\nHost: k\r\n\r\n" + notModified
+                    + "GET /healthz HTTP/1.1\r\nHost: k\r\nConnection: close\r\n\r\n")
+            let answers = try await RawConnection.onThread { connection.receive(for: .seconds(30)) }
+            #expect(try Self.responses(in: answers.data).map(\.status) == [304, 304, 200, 304, 200])
+            #expect(try await server.metric(series) == before304 + 3)
+            #expect(try await server.metric(health) == beforeHealth + 2)
+            #expect(try await server.metric(direct) == beforeDirect + 3)
         }
     }
 

@@ -61,23 +61,24 @@ public final class ServerMetrics: Sendable {
 
     /// Counts one answered request.
     func recordRequest(method: String, route: String, status: Int, duration: Duration) {
+        requestSeries(method: method, route: route, status: status).record(duration)
+    }
+
+    /// The handles of one request series (`kiosk_http_requests_total` by method, route and status, and the route's
+    /// `kiosk_http_request_duration_seconds`): a caller answering many requests of one series (a connection of the
+    /// event loop's) keeps them and records without looking them up again.
+    func requestSeries(method: String, route: String, status: Int) -> RequestSeriesHandles {
         let key = RequestSeries(method: method, route: route, status: status)
-        let handles =
-            requestHandles.withLockedValue { $0[key] }
-            ?? {
-                let dimensions = [("method", method), ("route", route), ("status", String(status))]
-                let made = (
-                    count: Counter(label: "kiosk_http_requests_total", dimensions: dimensions, factory: factory),
-                    duration: Timer(
-                        label: "kiosk_http_request_duration_seconds", dimensions: [("route", route)], factory: factory)
-                )
-                requestHandles.withLockedValue { cache in
-                    if cache.count < Self.requestHandlesKept { cache[key] = made }
-                }
-                return made
-            }()
-        handles.count.increment()
-        handles.duration.record(duration: duration)
+        if let handles = requestHandles.withLockedValue({ $0[key] }) { return handles }
+        let dimensions = [("method", method), ("route", route), ("status", String(status))]
+        let made = RequestSeriesHandles(
+            count: Counter(label: "kiosk_http_requests_total", dimensions: dimensions, factory: factory),
+            duration: Timer(
+                label: "kiosk_http_request_duration_seconds", dimensions: [("route", route)], factory: factory))
+        requestHandles.withLockedValue { cache in
+            if cache.count < Self.requestHandlesKept { cache[key] = made }
+        }
+        return made
     }
 
     /// The labels of one request series.
@@ -88,9 +89,7 @@ public final class ServerMetrics: Sendable {
     }
     /// The request series' handles, made once each: making one looks it up in the registry by name and labels,
     /// too much work for every request.
-    private let requestHandles = NIOLockedValueBox<
-        [RequestSeries: (count: CoreMetrics.Counter, duration: CoreMetrics.Timer)]
-    >([:])
+    private let requestHandles = NIOLockedValueBox<[RequestSeries: RequestSeriesHandles]>([:])
     /// The most series kept (methods are the client's words: a client inventing methods must not grow the cache).
     private static let requestHandlesKept = 1024
 
@@ -188,5 +187,17 @@ public final class ServerMetrics: Sendable {
         var buffer = [UInt8]()
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)
+    }
+}
+
+/// The handles of one request series (``ServerMetrics/requestSeries(method:route:status:)``).
+struct RequestSeriesHandles {
+    let count: CoreMetrics.Counter
+    let duration: CoreMetrics.Timer
+
+    /// Counts one request of the series that took `duration`.
+    func record(_ duration: Duration) {
+        count.increment()
+        self.duration.record(duration: duration)
     }
 }

@@ -73,7 +73,7 @@ final class ServeProcess: LoopbackKioskServer {
         // Nothing of the test process's own: a child holding its stderr (the test runner's pipe) would keep
         // `swift test` waiting for that pipe's end after a crash of the test process, as long as the child lived.
         let errors = root.appendingPathComponent("serve.stderr")
-        FileManager.default.createFile(atPath: errors.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
         process.standardError = try FileHandle(forWritingTo: errors)
         process.standardInput = FileHandle.nullDevice
         try process.run()

@@ -42,6 +42,10 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// or a region sent never schedules or cancels one (cancelling costs a search of the event loop's tasks, which
     /// a launch-day spike's thousands of connections make long).
     private var timer = ConnectionTimer()
+    /// The numbers of the request IDs this connection generates.
+    private var requestIDNumbers = DirectRequestID.Numbers()
+    /// The request metrics' series of the last direct answer, kept for the next (``DirectAnswers/record``).
+    private var recordedSeries: DirectAnswers.RecordedSeries?
     /// The content answer whose body is being sent.
     private var stream: FileStream?
     /// The socket's cork, on while a content answer's head and first region are written.
@@ -143,7 +147,7 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
             lastActivity = .now()
             answers.record(
                 method: head.method, route: held.route, status: held.answer.statusCode,
-                duration: ContinuousClock.now - held.started)
+                duration: ContinuousClock.now - held.started, last: &recordedSeries)
         }
     }
 
@@ -249,7 +253,7 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         _ request: HTTPRequestHead, with answer: DirectAnswer, thenClose: Bool, through encoder: ChannelHandlerContext,
         context: ChannelHandlerContext
     ) {
-        let id = DirectRequestID(of: request)
+        let id = DirectRequestID(of: request, numbers: &requestIDNumbers)
         if case .file(let file) = answer { answers.content?.log(file, requestID: id) }
         // One buffer for the head and the headers made per answer, and a small body too: one write, not three.
         let encodedHead = answer.encodedHead

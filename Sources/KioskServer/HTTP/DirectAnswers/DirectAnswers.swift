@@ -51,10 +51,33 @@ final class DirectAnswers: Sendable {
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: body)
     }
 
-    /// Counts an answer given for `route` (in the request metrics too).
-    func record(method: HTTPMethod, route: Route, status: Int, duration: Duration) {
-        metrics.recordRequest(method: method.rawValue, route: route.rawValue, status: status, duration: duration)
-        counters[route]?.increment()
+    /// Counts an answer given for `route` (in the request metrics too). `last` is the caller's memo of the series
+    /// it recorded last (a connection's requests are mostly alike): the same series again is recorded without a
+    /// lookup.
+    func record(
+        method: HTTPMethod, route: Route, status: Int, duration: Duration, last: inout RecordedSeries?
+    ) {
+        if let last, last.method == method, last.route == route, last.status == status {
+            last.request.record(duration)
+            last.direct.increment()
+            return
+        }
+        let series = RecordedSeries(
+            method: method, route: route, status: status,
+            request: metrics.requestSeries(method: method.rawValue, route: route.rawValue, status: status),
+            direct: counters[route] ?? metrics.directAnswers(route: route.rawValue))
+        series.request.record(duration)
+        series.direct.increment()
+        last = series
+    }
+
+    /// One series of direct answers and its handles (``record(method:route:status:duration:last:)``).
+    struct RecordedSeries {
+        let method: HTTPMethod
+        let route: Route
+        let status: Int
+        let request: RequestSeriesHandles
+        let direct: CoreMetrics.Counter
     }
 
     /// The answer to `request`, or nil when the routes must answer it.

@@ -4,24 +4,47 @@ import NIOHTTP1
 
 /// The request ID of an answer the event loop gives: the client's `X-Request-ID` when it is sane
 /// (``RequestIDs/sanitized(_:)``), otherwise a generated one of the same form as Hummingbird's for the routes'
-/// answers (hex: a per-process random prefix, then a 16-digit counter from a random start). A generated ID is
+/// answers (hex: a per-process random prefix, then 16 digits of a counter from a random start). A generated ID is
 /// written straight into the answer's head, without a `String` made for each answer (only a log line needs one).
 enum DirectRequestID: CustomStringConvertible {
     case client(String)
     case generated(UInt64)
 
-    /// The ID of `request`'s answer.
-    init(of request: HTTPRequestHead) {
+    /// The ID of `request`'s answer; a generated one takes the next of the connection's `numbers`.
+    init(of request: HTTPRequestHead, numbers: inout Numbers) {
         if let id = request.headers.joinedValue(of: "X-Request-ID").flatMap(RequestIDs.sanitized) {
             self = .client(id)
         } else {
-            self = .generated(
-                Self.counter.withLockedValue { value in
-                    defer { value &+= 1 }
-                    return value
-                })
+            self = .generated(numbers.take())
         }
     }
+
+    /// A connection's numbers for generated IDs: blocks of ``blockSize`` taken from the process's counter, one at a
+    /// time, so that the event loops do not contend for the counter at every answer. The blocks never overlap, so
+    /// neither do the IDs.
+    struct Numbers {
+        private var next: UInt64 = 0
+        private var end: UInt64 = 0
+
+        /// Numbers with no block taken yet.
+        init() {}
+
+        /// The next number, taking a new block when the last one is used up.
+        mutating func take() -> UInt64 {
+            if next == end {
+                next = DirectRequestID.counter.withLockedValue { value in
+                    defer { value &+= DirectRequestID.blockSize }
+                    return value
+                }
+                end = next &+ DirectRequestID.blockSize
+            }
+            defer { next &+= 1 }
+            return next
+        }
+    }
+
+    /// How many numbers a connection takes at a time.
+    static let blockSize: UInt64 = 1 << 16
 
     /// Writes the ID into `buffer`.
     func write(into buffer: inout ByteBuffer) {
