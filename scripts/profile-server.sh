@@ -12,8 +12,9 @@
 #      hardware counters are not supported) over PROFILE_SECONDS, and its top PROFILE_TOP symbols by self time;
 #   3. system calls per request: `strace -c -f` on the server during a short wrk run of each small answer, divided
 #      by the requests wrk completed (strace slows the server; the counts, not the rate, are the figure);
-#   4. memory per connection: the server's VmRSS before and while PROFILE_IDLE (2,000) idle keep-alive connections
-#      are open (each has sent one request and read its answer), divided by their count;
+#   4. memory per connection, before the loads: the server's VmRSS before and while PROFILE_IDLE (2,000) idle
+#      keep-alive connections are open (each has sent one request and read its answer), divided by their count
+#      (scripts/bench/connection-memory.sh splits a busy connection's heap by what allocated it);
 #   5. prints everything, with the machine's CPU model, cores and load, and writes it to PROFILE_OUT.
 #
 # Environment knobs: PROFILE_SECONDS (10), PROFILE_CONNECTIONS (2000), PROFILE_IDLE (2000), PROFILE_TOP (25),
@@ -144,16 +145,8 @@ PY
     echo
 }
 
-profile "file-$CONNECTIONS" "$CONNECTIONS" "$FILE_URL" "Authorization: Bearer $GRANT_TOKEN"
-profile "catalog-304" 16 "$KIOSK_BASE/v1/products" "If-None-Match: $ETAG"
-profile "healthz" 16 "$KIOSK_BASE/healthz"
-
-echo "## System calls per request"
-echo
-syscalls "catalog-304" "$KIOSK_BASE/v1/products" "If-None-Match: $ETAG"
-syscalls "healthz" "$KIOSK_BASE/healthz"
-syscalls "file-1MiB" "$FILE_URL" "Authorization: Bearer $GRANT_TOKEN"
-
+# First, on the server that has served only the grant: after the loads below its heap has room to spare, and the
+# idle connections would fit in it.
 echo "## Memory per open connection"
 echo
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$KIOSK_PID/status"; }
@@ -184,6 +177,18 @@ echo '```'
 echo "VmRSS before: $before KiB; with $IDLE idle keep-alive connections: $during KiB"
 echo "per connection: $(( (during - before) * 1024 / IDLE )) bytes"
 echo '```'
+echo
+
+profile "file-$CONNECTIONS" "$CONNECTIONS" "$FILE_URL" "Authorization: Bearer $GRANT_TOKEN"
+profile "catalog-304" 16 "$KIOSK_BASE/v1/products" "If-None-Match: $ETAG"
+profile "healthz" 16 "$KIOSK_BASE/healthz"
+
+echo "## System calls per request"
+echo
+syscalls "catalog-304" "$KIOSK_BASE/v1/products" "If-None-Match: $ETAG"
+syscalls "healthz" "$KIOSK_BASE/healthz"
+syscalls "file-1MiB" "$FILE_URL" "Authorization: Bearer $GRANT_TOKEN"
+
 
 # A relative PROFILE_OUT is under the repository; an absolute one where it says.
 [[ "$OUT_FILE" == /* ]] || OUT_FILE="$REPO_ROOT/$OUT_FILE"
