@@ -14,8 +14,8 @@ import NIOHTTP1
 /// timeout of the bodies it sends, both on one timer per connection (``ConnectionTimer``).
 ///
 /// It sits right after the HTTP/1.1 decoder, before the conversion to HTTP Types and everything after it: a direct
-/// answer costs parsing, a lookup and one `writev` of the answer's encoded head, the two headers made per answer
-/// (`X-Request-ID`, `Date`) and its body, which bypass the response encoder. A content answer's body follows its
+/// answer costs parsing, a lookup and one write of the answer's encoded head with the two headers made per answer
+/// (`X-Request-ID`, `Date`) and its body (in the same buffer when small), which bypass the response encoder. A content answer's body follows its
 /// head as file regions of at most ``FileBody/regionSize`` (`sendfile(2)`), each under the send timeout; meanwhile
 /// the connection reads nothing more, and a shutdown waits for the body before closing the connection. The
 /// application's answers pass through it on their way to the encoder, which is how it knows when the application has
