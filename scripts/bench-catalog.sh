@@ -38,9 +38,7 @@ LOG_TAG=bench-catalog
 source "$(dirname "${BASH_SOURCE[0]}")/reliability/common.sh"
 WRK_LUA="$REPO_ROOT/scripts/bench/wrk-stats.lua"
 cd "$REPO_ROOT"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 require_tools nginx wrk curl jq ss python3
 command -v swift >/dev/null || [[ -n "${KIOSK_BIN:-}" ]] || die "swift is not on PATH (install a Swift 6.2+ toolchain)"

@@ -31,9 +31,7 @@ SLOW_PRODUCT="com.example.kiosk.bench.throttled"
 LOG_TAG=bench-client
 source "$(dirname "${BASH_SOURCE[0]}")/reliability/common.sh"
 cd "$REPO_ROOT"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 require_tools time curl jq openssl python3
 build_kiosk

@@ -36,9 +36,7 @@ OUT_FILE="${BENCH_OUT:-bench-out/delta.md}"
 LOG_TAG=bench-delta
 source "$(dirname "${BASH_SOURCE[0]}")/reliability/common.sh"
 cd "$REPO_ROOT"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 require_tools time curl jq python3
 build_kiosk

@@ -36,9 +36,7 @@ GZIP_BYTES_TARGET=1000000
 LOG_TAG=bench-grants
 source "$(dirname "${BASH_SOURCE[0]}")/reliability/common.sh"
 cd "$REPO_ROOT"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 require_tools nginx curl jq gzip python3
 command -v swift >/dev/null || [[ -n "${KIOSK_BIN:-}" ]] || die "swift is not on PATH (install a Swift 6.2+ toolchain)"

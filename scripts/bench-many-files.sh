@@ -30,9 +30,7 @@ OUT_FILE="${BENCH_OUT:-bench-out/many-files.md}"
 LOG_TAG=bench-many-files
 source "$(dirname "${BASH_SOURCE[0]}")/reliability/common.sh"
 cd "$REPO_ROOT"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 require_tools time curl jq python3 strace
 build_kiosk

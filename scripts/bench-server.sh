@@ -57,9 +57,7 @@ cd "$REPO_ROOT"
 [[ -f "$WRK_LUA" ]] || die "missing $WRK_LUA"
 
 SAMPLER_PID=""
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 # ------------------------------------------------------------------------------------------------ 1. tools, build
 require_tools nginx wrk curl jq ss

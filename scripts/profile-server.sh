@@ -32,9 +32,7 @@ PRODUCT="com.example.profile.small"
 # shellcheck source=reliability/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/reliability/common.sh"
 
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 require_tools wrk curl jq perf strace python3
 build_kiosk

@@ -26,9 +26,7 @@ PRODUCT="com.example.memory.file"
 
 source "$(dirname "${BASH_SOURCE[0]}")/../reliability/common.sh"
 
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 require_tools wrk curl jq heaptrack python3
 build_kiosk

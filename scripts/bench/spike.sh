@@ -50,9 +50,7 @@ LOG_TAG=spike
 source "$(dirname "${BASH_SOURCE[0]}")/../reliability/common.sh"
 cd "$REPO_ROOT"
 WRK_LUA="$REPO_ROOT/scripts/bench/wrk-stats.lua"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 require_tools nginx wrk curl jq ss python3
 build_kiosk

@@ -34,6 +34,13 @@ cleanup() {
     exit "$status"
 }
 
+# trap_cleanup — runs cleanup when the script ends, however it ends (Ctrl-C: status 130, TERM: 143).
+trap_cleanup() {
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
 # require_tools tool… — installs missing ones with apt-get (package name = tool name, except ss → iproute2,
 # aria2c → aria2 and time → GNU time in /usr/bin/time).
 require_tools() {

@@ -19,9 +19,7 @@
 set -euo pipefail
 LOG_TAG=hostile
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 trap '' PIPE   # writing to a connection the server closed must not kill the script
 
 COUNT="${HOSTILE_CONNECTIONS:-300}"

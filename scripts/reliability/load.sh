@@ -19,9 +19,7 @@
 set -euo pipefail
 LOG_TAG=load
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap_cleanup
 
 CONNECTIONS="${LOAD_CONNECTIONS:-500}"
 THREADS="${LOAD_THREADS:-2}"
