@@ -201,19 +201,50 @@ struct DirectContentBodyTests {
         }
     }
 
+    /// At a stop, a body on its way goes out whole before its connection closes; a connection that only ever had
+    /// the event loop's answers (it never started the application's side) closes at once; the server exits.
     @Test func aBodyOnItsWayWhenTheServerStopsIsFinishedThenTheConnectionCloses() async throws {
         try await ServeProcess.with(arguments: ["--shutdown-grace", "120"], prepareContent: Self.addBigFile) {
             server in
             let (request, length) = try await Self.openedBigFile(on: server)
+            let idle = try RawConnection(port: server.port)
+            idle.send("GET /healthz HTTP/1.1\r\nHost: k\r\n\r\n")
+            let health = try await RawConnection.onThread { idle.receive(for: .seconds(30), stopAfter: 100) }
+            try #require(!health.closed && !health.data.isEmpty)
             let connection = try RawConnection(port: server.port, receiveBuffer: 4096)
             connection.send(request)
             let first = try await RawConnection.onThread { connection.receive(for: .seconds(30), stopAfter: 32 << 10) }
             try #require(!first.closed && first.data.count >= 32 << 10, "no first bytes: \(first.data.count)")
             server.terminate()
+            #expect(try await RawConnection.onThread { idle.isClosed(within: .seconds(60)) }, "the idle one stayed")
             let rest = try await RawConnection.onThread { connection.receive(for: .seconds(120)) }
             #expect(rest.closed)
             #expect(GracefulShutdownTests.bodyLength(first.data + rest.data) == length, "the body was cut")
             #expect(try await server.exitStatus(within: .seconds(60)) == 0)
+        }
+    }
+
+    /// A client that sends its requests and closes its side while the event loop sends it a body gets that body
+    /// whole and the answers to the requests it sent after it, then the connection closes: on a connection that
+    /// never needed the application's side, and on one that did.
+    @Test(arguments: [false, true])
+    func aClientThatClosesItsSideGetsEveryAnswerItAskedFor(routedFirst: Bool) async throws {
+        try await ServeProcess.with(prepareContent: Self.addBigFile) { server in
+            let (request, length) = try await Self.openedBigFile(on: server)
+            let connection = try RawConnection(port: server.port, receiveBuffer: 16 << 10)
+            let routed = routedFirst ? "GET /v1/nowhere HTTP/1.1\r\nHost: k\r\n\r\n" : ""
+            connection.send(routed + request + "GET /healthz HTTP/1.1\r\nHost: k\r\n\r\n")
+            let first = try await RawConnection.onThread { connection.receive(for: .seconds(30), stopAfter: 64 << 10) }
+            try #require(!first.closed && first.data.count >= 64 << 10)
+            connection.shutdownWrite()
+            let rest = try await RawConnection.onThread { connection.receive(for: .seconds(120)) }
+            #expect(rest.closed, "the connection stayed open")
+            let answers = try DirectAnswerTests.responses(in: first.data + rest.data)
+            #expect(answers.map(\.status) == (routedFirst ? [404] : []) + [200, 200])
+            #expect(answers.dropLast().last?.body.count == length, "the body was cut")
+            #expect(answers.last?.text == #"{"status":"ok"}"#)
+            // Without a routed request before it, the body is the event loop's (after one, the application's).
+            #expect(try await server.metric(DirectContentTests.direct) == (routedFirst ? 0 : 1))
         }
     }
 }

@@ -61,34 +61,6 @@ struct GracefulShutdownTests {
         }
     }
 
-    /// The event loop's own answers at a stop: a connection that only had those (it never started the
-    /// application's side) closes at once, a content body the event loop is sending to a slow reader goes out whole
-    /// first, and the server exits.
-    @Test func theEventLoopsAnswersStopLikeTheRoutes() async throws {
-        try await ServeProcess.with(
-            arguments: ["--shutdown-grace", "120"], prepareContent: DirectAnswerTests.writeBigProduct
-        ) { server in
-            let purchase = try await server.buy(DirectAnswerTests.bigProduct)
-            let grant = try await server.grant(DirectAnswerTests.bigProduct, receipt: purchase.receiptData)
-            let file = try #require(grant.files.first)
-            let target = try #require(URLComponents(string: file.url)?.path)
-            let idle = try RawConnection(port: server.port)
-            idle.send("GET /healthz HTTP/1.1\r\nHost: k\r\n\r\n")
-            let health = try await RawConnection.onThread { idle.receive(for: .seconds(30), stopAfter: 100) }
-            try #require(!health.closed && !health.data.isEmpty)
-            let download = try RawConnection(port: server.port, receiveBuffer: 16 << 10)
-            download.send("GET \(target) HTTP/1.1\r\nHost: k\r\nAuthorization: Bearer \(grant.token)\r\n\r\n")
-            let first = try await RawConnection.onThread { download.receive(for: .seconds(30), stopAfter: 64 << 10) }
-            try #require(!first.closed && first.data.count >= 64 << 10)
-            server.terminate()
-            #expect(try await RawConnection.onThread { idle.isClosed(within: .seconds(60)) }, "the idle one stayed")
-            let rest = try await RawConnection.onThread { download.receive(for: .seconds(120)) }
-            #expect(rest.closed)
-            #expect(Self.bodyLength(first.data + rest.data) == Int(file.length), "the download in flight was cut")
-            #expect(try await server.exitStatus(within: .seconds(60)) == 0)
-        }
-    }
-
     @Test func aDownloadStillRunningAtTheEndOfTheGraceIsCutThenAndNotBefore() async throws {
         // 32 KiB/s: the issue would take about 37 s; the grace is 2 s.
         try await ServeProcess.with(arguments: ["--faults", "throttle=32KiB/s", "--shutdown-grace", "2"]) { server in

@@ -51,6 +51,16 @@ struct HostileClientTests {
         return ContinuousClock.now - start
     }
 
+    /// Polls `condition` until it holds or `timeout` passes.
+    private func eventually(_ timeout: Duration, _ condition: () async throws -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return try await condition()
+    }
+
     /// Runs `drip` on `count` connections at once, each on its own thread; their results.
     private func onConnections<T: Sendable>(
         _ count: Int, port: Int, receiveBuffer: Int? = nil, _ drip: @escaping @Sendable (RawConnection) -> T
@@ -165,8 +175,7 @@ struct HostileClientTests {
                 // Closed at once by the server; the bound leaves room for a loaded machine. A connection held would
                 // still be open when the 30 s of filler end (nil).
                 #expect(
-                    closedAfter != nil && closedAfter! < .seconds(20), "closed after \(String(describing: closedAfter))"
-                )
+                    closedAfter != nil && closedAfter! < .seconds(20), "closed after \(String(describing: closedAfter))")
             }
         }
     }

@@ -51,7 +51,7 @@ public enum ContentRange: Sendable, Hashable {
     /// fit in `Int64`, `first > last`, or a complete length not greater than `last`.
     public init?(parsing value: String) {
         guard var scanner = ASCIIScanner(value, maximumLength: Self.maximumLength),
-              scanner.consume(caseInsensitive: "bytes"), scanner.consume(.space)
+            scanner.consume(caseInsensitive: "bytes"), scanner.consume(.space)
         else { return nil }
 
         if scanner.consume(.asterisk) {
@@ -62,8 +62,8 @@ public enum ContentRange: Sendable, Hashable {
         }
 
         guard let first = scanner.scanExactDecimal(), scanner.consume(.hyphen),
-              let last = scanner.scanExactDecimal(), scanner.consume(.slash),
-              first <= last, last < .max
+            let last = scanner.scanExactDecimal(), scanner.consume(.slash),
+            first <= last, last < .max
         else { return nil }
 
         let completeLength: Int64?
@@ -165,12 +165,9 @@ struct ASCIIScanner {
 
     /// Consumes `literal` (lower-case ASCII letters) if it is next, ignoring ASCII case.
     mutating func consume(caseInsensitive literal: String) -> Bool {
-        var cursor = index
-        for expected in literal.utf8 {
-            guard cursor < end, bytes[cursor] | 0x20 == expected else { return false }
-            cursor += 1
-        }
-        index = cursor
+        let candidate = bytes[index..<min(end, index + literal.utf8.count)]
+        guard candidate.equalsIgnoringASCIICase(literal) else { return false }
+        index = candidate.endIndex
         return true
     }
 
@@ -211,8 +208,9 @@ struct ASCIIScanner {
         guard index > start else { return nil }
         var significantStart = start
         while significantStart < index, bytes[significantStart] == .zero { significantStart += 1 }
-        return SaturatedDecimal(value: value, isSaturated: isSaturated,
-                                significantDigits: bytes[significantStart..<index])
+        return SaturatedDecimal(
+            value: value, isSaturated: isSaturated,
+            significantDigits: bytes[significantStart..<index])
     }
 
     /// Reads `1*DIGIT` that must fit in `Int64`.

@@ -1,3 +1,5 @@
+import KioskCore
+
 /// What a client's `Accept-*` fields accept, for the answers that come in several forms (the catalog and grants,
 /// gzipped or not).
 enum ContentNegotiation {
@@ -16,9 +18,9 @@ enum ContentNegotiation {
             let entry = rest[..<end]
             rest = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
             let codingEnd = entry.firstIndex(of: UInt8(ascii: ";")) ?? entry.endIndex
-            let coding = trimmed(entry[..<codingEnd])
-            let isGzip = equalsIgnoringCase(coding, "gzip") || equalsIgnoringCase(coding, "x-gzip")
-            guard isGzip || equalsIgnoringCase(coding, "*") else { continue }
+            let coding = entry[..<codingEnd].trimmingOptionalWhitespace
+            let isGzip = coding.equalsIgnoringASCIICase("gzip") || coding.equalsIgnoringASCIICase("x-gzip")
+            guard isGzip || coding.elementsEqual("*".utf8) else { continue }
             let accepted = qualityIsPositive(parameters: entry[codingEnd...])
             if isGzip {
                 explicit = (explicit ?? false) || accepted
@@ -36,11 +38,9 @@ enum ContentNegotiation {
         while !rest.isEmpty {
             rest = rest.dropFirst()  // the `;`
             let end = rest.firstIndex(of: UInt8(ascii: ";")) ?? rest.endIndex
-            let parameter = trimmed(rest[..<end])
+            let parameter = rest[..<end].trimmingOptionalWhitespace
             rest = rest[end...]
-            guard parameter.count >= 2, parameter.first.map({ $0 | 0x20 }) == UInt8(ascii: "q"),
-                parameter.dropFirst().first == UInt8(ascii: "=")
-            else { continue }
+            guard parameter.prefix(2).equalsIgnoringASCIICase("q=") else { continue }
             return isPositiveNumber(parameter.dropFirst(2))
         }
         return true
@@ -62,24 +62,5 @@ enum ContentNegotiation {
             }
         }
         return digits > 0 && dots <= 1 && positive
-    }
-
-    /// `text` without the spaces and tabs around it.
-    private static func trimmed(_ text: Substring.UTF8View) -> Substring.UTF8View {
-        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        guard let first = text.firstIndex(where: { !isSpace($0) }),
-            let last = text.lastIndex(where: { !isSpace($0) })
-        else { return text[text.endIndex...] }
-        return text[first...last]
-    }
-
-    /// Whether `text` is `lowercase` (ASCII, lower case) without regard to case.
-    private static func equalsIgnoringCase(_ text: Substring.UTF8View, _ lowercase: StaticString) -> Bool {
-        guard text.count == lowercase.utf8CodeUnitCount else { return false }
-        return zip(text, UnsafeBufferPointer(start: lowercase.utf8Start, count: lowercase.utf8CodeUnitCount))
-            .allSatisfy { byte, expected in
-                byte == expected
-                    || (expected >= UInt8(ascii: "a") && expected <= UInt8(ascii: "z") && byte | 0x20 == expected)
-            }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import KioskCore
 
 extension Request {
     /// The grant token a content, pack or subchunk request carries: `Authorization: Bearer <token>`, or `?token=` for
@@ -19,10 +20,8 @@ enum BearerToken {
         // any spaces, then the spaces before the token.
         var rest = authorization.utf8[...]
         while rest.first == UInt8(ascii: " ") { rest = rest.dropFirst() }
-        for expected in "bearer".utf8 {
-            guard let byte = rest.first, byte | 0x20 == expected else { return nil }
-            rest = rest.dropFirst()
-        }
+        guard rest.prefix(6).equalsIgnoringASCIICase("bearer") else { return nil }
+        rest = rest.dropFirst(6)
         guard rest.first == UInt8(ascii: " ") else { return nil }
         while rest.first == UInt8(ascii: " ") { rest = rest.dropFirst() }
         guard !rest.isEmpty else { return nil }

@@ -15,12 +15,12 @@ import NIOHTTP1
 ///
 /// It sits right after the HTTP/1.1 decoder, before the conversion to HTTP Types and everything after it: a direct
 /// answer costs parsing, a lookup and one write of the answer's encoded head with the two headers made per answer
-/// (`X-Request-ID`, `Date`) and its body (in the same buffer when small), which bypass the response encoder. A content answer's body follows its
-/// head as file regions of at most ``FileBody/regionSize`` (`sendfile(2)`), each under the send timeout; meanwhile
-/// the connection reads nothing more, and a shutdown waits for the body before closing the connection. The
-/// application's answers pass through it on their way to the encoder, which is how it knows when the application has
-/// answered. The application's handlers hear only of what concerns them: a read's completion when a request part
-/// went on to them, and the channel's writability outside the event loop's bodies.
+/// (`X-Request-ID`, `Date`) and its body (in the same buffer when small), which bypass the response encoder. A
+/// content answer's body follows its head as file regions of at most ``FileBody/regionSize`` (`sendfile(2)`), each
+/// under the send timeout; meanwhile the connection reads nothing more, and a shutdown waits for the body before
+/// closing the connection. The application's answers pass through it on their way to the encoder, which is how it
+/// knows when the application has answered. The application's handlers hear only of what concerns them: a read's
+/// completion when a request part went on to them, and the channel's writability outside the event loop's bodies.
 final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -221,13 +221,22 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireUserInboundEventTriggered(event)
     }
 
-    /// The client closed its side and every answer is out: the application's side ends the connection when it
-    /// runs; otherwise the output closes (which closes the connection).
+    /// The client closed its side and every answer is written: once they are out (an empty write completes after
+    /// them; closing the output of a connection whose input is closed closes it, and drops what is still queued),
+    /// the application's side ends the connection when it runs, otherwise the output closes.
     private func inputClosed(context: ChannelHandlerContext) {
-        if application.isStarted {
-            context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        let flushed = context.eventLoop.makePromise(of: Void.self)
+        if let encoder {
+            encoder.writeAndFlush(NIOAny(IOData.byteBuffer(ByteBuffer())), promise: flushed)
         } else {
-            context.close(mode: .output, promise: nil)
+            flushed.succeed()
+        }
+        flushed.futureResult.assumeIsolated().whenComplete { [self] _ in
+            if application.isStarted {
+                context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+            } else {
+                context.close(mode: .output, promise: nil)
+            }
         }
     }
 
@@ -332,7 +341,7 @@ final class DirectAnswerHandler: ChannelDuplexHandler, RemovableChannelHandler {
         stream.deadline = deadline
         self.stream = stream
         // The timer fires by the region's deadline: with a send timeout at least the idle timeout it always does.
-        if let armed = timer.deadline, armed > deadline {
+        if timer.deadline.map({ $0 > deadline }) ?? true {
             timer.cancel()
             armTimer(at: deadline, context: context)
         }
